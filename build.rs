@@ -1,0 +1,119 @@
+//! Compiles the built-in rule packs (`rules/*.toml`) into a static table, so that start-up parses
+//! no TOML and compiles no regex it does not need. A malformed pack fails the build with the
+//! file, line and rule id, exactly as a malformed user file fails at run time.
+
+#[path = "src/rules/literals.rs"]
+#[allow(dead_code)]
+mod literals;
+#[path = "src/rules/schema.rs"]
+#[allow(dead_code)]
+mod schema;
+
+use std::collections::HashSet;
+use std::fmt::Write as _;
+use std::path::Path;
+
+fn main() {
+    println!("cargo:rerun-if-changed=rules");
+    let mut files: Vec<_> = std::fs::read_dir("rules")
+        .expect("rules/ folder")
+        .map(|e| e.expect("rules/ entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+
+    let mut out = String::from("pub static BUILTIN_RULES: &[BuiltinRule] = &[\n");
+    let mut seen = HashSet::new();
+    for path in &files {
+        println!("cargo:rerun-if-changed={}", path.display());
+        let pack = path.file_stem().unwrap().to_str().unwrap().to_string();
+        emit_pack(path, &pack, &mut seen, &mut out);
+    }
+    out.push_str("];\n");
+    let dest = Path::new(&std::env::var("OUT_DIR").unwrap()).join("builtin_rules.rs");
+    std::fs::write(dest, out).expect("write builtin_rules.rs");
+}
+
+fn fail(path: &Path, text: &str, offset: usize, what: &str) -> ! {
+    let (line, col) = schema::line_col(text, offset);
+    panic!("{}:{line}:{col}: {what}", path.display());
+}
+
+fn emit_pack(path: &Path, pack: &str, seen: &mut HashSet<String>, out: &mut String) {
+    let text = std::fs::read_to_string(path).expect("read rule pack");
+    let file: schema::RuleFile = match toml::from_str(&text) {
+        Ok(f) => f,
+        Err(e) => fail(path, &text, e.span().map_or(0, |s| s.start), e.message()),
+    };
+    if file.settings.is_some() || !file.disable.is_empty() || !file.allows.is_empty() {
+        fail(
+            path,
+            &text,
+            0,
+            "a built-in pack holds only [[rule]] entries",
+        );
+    }
+    for rule in &file.rules {
+        let id = rule.id.get_ref();
+        let at = rule.id.span().start;
+        if !id.starts_with(&format!("{pack}.")) {
+            fail(
+                path,
+                &text,
+                at,
+                &format!("rule {id:?}: ids in this pack start with \"{pack}.\""),
+            );
+        }
+        if !seen.insert(id.clone()) {
+            fail(path, &text, at, &format!("rule {id:?}: duplicate id"));
+        }
+        let patterns = [
+            Some(&rule.pattern),
+            rule.unless.as_ref(),
+            rule.operand.as_ref(),
+            rule.unless_operand.as_ref(),
+        ];
+        for p in patterns.into_iter().flatten() {
+            if let Err(e) = literals::check_syntax(p.get_ref()) {
+                fail(
+                    path,
+                    &text,
+                    p.span().start,
+                    &format!("rule {id:?}: invalid regex: {e}"),
+                );
+            }
+        }
+        let (line, _) = schema::line_col(&text, rule.id.span().start);
+        let lits = match literals::required_literals(rule.pattern.get_ref()) {
+            Some(l) => {
+                let items: Vec<String> = l
+                    .iter()
+                    .map(|b| format!("b\"{}\"", b.escape_ascii()))
+                    .collect();
+                format!("Some(&[{}])", items.join(", "))
+            }
+            None => "None".to_string(),
+        };
+        let opt = |o: &Option<toml::Spanned<String>>| match o {
+            Some(s) => format!("Some({:?})", s.get_ref()),
+            None => "None".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "    BuiltinRule {{ id: {id:?}, action: Action::{:?}, target: Target::{:?}, pattern: {:?}, \
+             unless: {}, operand: {}, unless_operand: {}, reason: {:?}, tip: {:?}, examples: &{:?}, \
+             counterexamples: &{:?}, file: {:?}, line: {line}, literals: {lits} }},",
+            rule.action,
+            rule.target,
+            rule.pattern.get_ref(),
+            opt(&rule.unless),
+            opt(&rule.operand),
+            opt(&rule.unless_operand),
+            rule.reason,
+            rule.tip,
+            rule.examples,
+            rule.counterexamples,
+            format!("rules/{pack}.toml"),
+        );
+    }
+}

@@ -1,0 +1,85 @@
+//! The command line as the user writes it (clap derive types only).
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Guard an AI agent's shell commands: ordinary commands run at once, dangerous ones stop.
+#[derive(Debug, Parser)]
+#[command(
+    name = "cmdguard",
+    version,
+    args_conflicts_with_subcommands = true,
+    max_term_width = 100
+)]
+#[command(
+    override_usage = "cmdguard [OPTIONS] -c STRING\n       cmdguard [OPTIONS] -- PROG [ARGS]...\n       cmdguard [OPTIONS] <COMMAND>"
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(flatten)]
+    pub command: CommandArgs,
+    #[command(subcommand)]
+    pub sub: Option<Sub>,
+}
+
+#[derive(Debug, Args)]
+pub struct Global {
+    /// The agent session this command belongs to (never read from the environment)
+    #[arg(long, global = true, value_name = "KEY")]
+    pub session_key: Option<String>,
+    /// An extra rules file, layered last (repeatable)
+    #[arg(long = "rules", global = true, value_name = "FILE")]
+    pub rules: Vec<PathBuf>,
+    /// The shell that runs `-c STRING` (default: the `shell` setting, else /bin/sh)
+    #[arg(long, global = true, value_name = "PATH")]
+    pub shell: Option<PathBuf>,
+    /// Report decisions as JSON
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+/// A command to run or judge: shell text, or argv after `--`.
+#[derive(Debug, Args, Clone)]
+pub struct CommandArgs {
+    /// A shell command string, run as `SHELL -c STRING`
+    #[arg(short = 'c', value_name = "STRING", allow_hyphen_values = true)]
+    pub script: Option<OsString>,
+    /// A program and its arguments, run directly with no shell in between
+    #[arg(last = true, value_name = "PROG [ARGS]...")]
+    pub argv: Vec<OsString>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Sub {
+    /// Decide only, never run: print the verdict and the rules that matched
+    Check(CheckArgs),
+    /// Show the whole analysis of a command, step by step
+    Explain(CommandArgs),
+    /// List, lint and test rules
+    #[command(subcommand)]
+    Rules(RulesCmd),
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub command: CommandArgs,
+    /// Read one command per line from stdin; print one JSON object per line
+    #[arg(long, conflicts_with_all = ["script", "argv"])]
+    pub batch: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RulesCmd {
+    /// Every rule in force: id, action, pack and where it was written
+    List,
+    /// Check a rules file (or every loaded layer) for errors and weak spots
+    Lint { file: Option<PathBuf> },
+    /// Check rules against their examples and counterexamples
+    Test { file: Option<PathBuf> },
+    /// Which rules files are read, in order
+    Path,
+}

@@ -1,0 +1,85 @@
+//! `cmdguard check`: decide only, never run. Exit 0 pass/allow, 1 ask, 2 deny; `--batch` reads
+//! one command per line and writes one JSON object per line.
+
+use std::io::{BufRead, BufWriter, Write};
+use std::process::ExitCode;
+
+use anyhow::Result;
+use serde_json::json;
+
+use crate::cli::{CheckArgs, Global};
+use crate::decide::{Decision, Verdict, decide};
+use crate::rules::Policy;
+use crate::shell::analyze_script;
+use crate::term::escape;
+
+pub fn run(global: &Global, args: &CheckArgs) -> Result<ExitCode> {
+    if args.batch {
+        let policy = super::policy(global)?;
+        return batch(&policy);
+    }
+    let job = super::job(&args.command)?;
+    let policy = super::policy(global)?;
+    let decision = decide(&policy, &job.analyze());
+    let command = job.text();
+    if global.json {
+        println!("{}", record(&command, &policy, &decision));
+    } else {
+        print!("{}", human(&command, &policy, &decision));
+    }
+    Ok(ExitCode::from(match decision.verdict {
+        Verdict::Pass | Verdict::Allow => 0,
+        Verdict::Ask => 1,
+        Verdict::Deny => 2,
+    }))
+}
+
+fn record(command: &str, policy: &Policy, decision: &Decision) -> serde_json::Value {
+    json!({"command": command, "verdict": decision.verdict.name(), "rules": decision.rule_ids(policy)})
+}
+
+fn human(command: &str, policy: &Policy, decision: &Decision) -> String {
+    let mut out = format!("{}: {}\n", decision.verdict.name(), escape(command));
+    let mut seen = Vec::new();
+    for h in &decision.hits {
+        if seen.contains(&h.rule) {
+            continue;
+        }
+        seen.push(h.rule);
+        let r = &policy.rules[h.rule];
+        match h.allowed_by {
+            Some(a) => out.push_str(&format!(
+                "  {} ({}) allowed by {} at {}\n",
+                r.id,
+                crate::report::action_name(r.action),
+                policy.allows[a].describe(),
+                policy.allows[a].origin
+            )),
+            None => out.push_str(&format!(
+                "  {} ({}): {}\n",
+                r.id,
+                crate::report::action_name(r.action),
+                r.reason
+            )),
+        }
+    }
+    for c in &decision.concerns {
+        out.push_str(&format!("  {}: {}\n", c.id, escape(&c.detail)));
+    }
+    out
+}
+
+fn batch(policy: &Policy) -> Result<ExitCode> {
+    let stdin = std::io::stdin().lock();
+    let mut out = BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
+    for line in stdin.split(b'\n') {
+        let line = line?;
+        let command = String::from_utf8_lossy(&line);
+        let command = command.strip_suffix('\r').unwrap_or(&command);
+        let decision = decide(policy, &analyze_script(command));
+        serde_json::to_writer(&mut out, &record(command, policy, &decision))?;
+        out.write_all(b"\n")?;
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,86 @@
+//! `cmdguard explain`: the whole analysis, step by step: the normalized text, each segment with
+//! its unwrapped wrappers and origin, pipelines, every rule hit with the part that matched, and
+//! the verdict.
+
+use std::fmt::Write as _;
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use crate::cli::{CommandArgs, Global};
+use crate::decide::{Unit, decide, unit_text};
+use crate::term::escape;
+
+pub fn run(global: &Global, args: &CommandArgs) -> Result<ExitCode> {
+    let job = super::job(args)?;
+    let policy = super::policy(global)?;
+    let analysis = job.analyze();
+    let decision = decide(&policy, &analysis);
+    let mut out = String::new();
+    let _ = writeln!(out, "command:     {}", escape(&job.text()));
+    if let Some(line) = analysis.lines.first() {
+        let _ = writeln!(out, "normalized:  {}", escape(line));
+    }
+    let _ = writeln!(out, "\nsegments (simple commands that would run):");
+    for (i, s) in analysis.segments.iter().enumerate() {
+        let _ = writeln!(out, "  [{}] {}", i + 1, escape(&s.text));
+        if !s.origin.is_empty() {
+            let _ = writeln!(out, "      from:     {}", escape(&s.origin));
+        }
+        if !s.wrappers.is_empty() {
+            let _ = writeln!(out, "      wrappers: {}", s.wrappers.join(", "));
+        }
+        for n in &s.notes {
+            let _ = writeln!(out, "      note:     {}", escape(n));
+        }
+    }
+    if !analysis.pipelines.is_empty() {
+        let _ = writeln!(out, "\npipelines:");
+        for (i, p) in analysis.pipelines.iter().enumerate() {
+            let _ = writeln!(out, "  [{}] {}", i + 1, escape(p));
+        }
+    }
+    if analysis.lines.len() > 1 {
+        let _ = writeln!(out, "\nnested scripts:");
+        for l in &analysis.lines[1..] {
+            let _ = writeln!(out, "  {}", escape(l));
+        }
+    }
+    let _ = writeln!(out, "\nrule hits:");
+    if decision.hits.is_empty() && decision.concerns.is_empty() {
+        let _ = writeln!(out, "  none");
+    }
+    for h in &decision.hits {
+        let r = &policy.rules[h.rule];
+        let text = unit_text(&analysis, h.unit);
+        let unit = match h.unit {
+            Unit::Segment(i) => format!("segment [{}]", i + 1),
+            Unit::Pipeline(i) => format!("pipeline [{}]", i + 1),
+            Unit::Line(0) => "the whole line".to_string(),
+            Unit::Line(i) => format!("nested script {i}"),
+        };
+        let matched = &text[h.span.0..h.span.1];
+        let _ = writeln!(
+            out,
+            "  {} ({}) on {unit}: matched `{}`",
+            r.id,
+            crate::report::action_name(r.action),
+            escape(matched)
+        );
+        let _ = writeln!(out, "      rule at {}: {}", r.origin, r.reason);
+        if let Some(a) = h.allowed_by {
+            let _ = writeln!(
+                out,
+                "      allowed by {} at {}",
+                policy.allows[a].describe(),
+                policy.allows[a].origin
+            );
+        }
+    }
+    for c in &decision.concerns {
+        let _ = writeln!(out, "  {}: {}", c.id, escape(&c.detail));
+    }
+    let _ = writeln!(out, "\nverdict: {}", decision.verdict.name());
+    print!("{out}");
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,50 @@
+//! One file per subcommand; `run` is the wrapper itself (`-c STRING` / `-- PROG ARGS…`).
+
+pub mod check;
+pub mod explain;
+pub mod rules;
+pub mod run;
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+
+use crate::cli::{CommandArgs, Global};
+use crate::exec::Job;
+use crate::rules::Policy;
+
+/// A usage error (exit 64), raised when the command line is incomplete.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// The job named by `-c` or `--`, or a usage error.
+pub fn job(args: &CommandArgs) -> Result<Job> {
+    match (&args.script, args.argv.is_empty()) {
+        (Some(s), true) => Ok(Job::Script(s.clone())),
+        (None, false) => Ok(Job::Argv(args.argv.clone())),
+        (Some(_), false) => {
+            Err(UsageError("give either -c STRING or -- PROG [ARGS]..., not both".into()).into())
+        }
+        (None, true) => Err(UsageError(
+            "no command given: use -c STRING or -- PROG [ARGS]... (see cmdguard --help)".into(),
+        )
+        .into()),
+    }
+}
+
+pub fn cwd() -> Result<PathBuf> {
+    std::env::current_dir().context("cannot read the working directory")
+}
+
+/// Loads the layered policy for the working directory.
+pub fn policy(global: &Global) -> Result<Policy> {
+    Ok(crate::config::load(&cwd()?, &global.rules)?)
+}

@@ -1,0 +1,134 @@
+//! `cmdguard rules list | lint [FILE] | test [FILE] | path`.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+
+use crate::cli::{Global, RulesCmd};
+use crate::decide::decide;
+use crate::rules::{Layer, Policy, Rule, Target};
+use crate::shell::analyze_script;
+
+pub fn run(global: &Global, cmd: &RulesCmd) -> Result<ExitCode> {
+    match cmd {
+        RulesCmd::List => list(&super::policy(global)?),
+        RulesCmd::Lint { file } => lint(global, file.as_deref()),
+        RulesCmd::Test { file } => test(global, file.as_deref()),
+        RulesCmd::Path => path(global),
+    }
+}
+
+fn list(policy: &Policy) -> Result<ExitCode> {
+    let width = policy.rules.iter().map(|r| r.id.len()).max().unwrap_or(0);
+    for r in &policy.rules {
+        let target = match r.target {
+            Target::Segment => "",
+            Target::Pipeline => " [pipeline]",
+            Target::Line => " [line]",
+        };
+        println!(
+            "{:width$}  {:4}  {:12}  {}{target}",
+            r.id,
+            crate::report::action_name(r.action),
+            r.pack(),
+            r.origin
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn path(global: &Global) -> Result<ExitCode> {
+    let policy = super::policy(global)?;
+    for s in &policy.sources {
+        let state = if s.loaded { "loaded" } else { "not found" };
+        println!("{:9}  {:9}  {}", s.layer.name(), state, s.path);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Weak spots that are not errors.
+fn warnings(rule: &Rule) -> Vec<String> {
+    let mut w = Vec::new();
+    if rule.examples.is_empty() {
+        w.push(
+            "has no examples; add commands it must catch, so `cmdguard rules test` can check it"
+                .into(),
+        );
+    }
+    if rule.literals.is_none() {
+        w.push("has no literal text every match must contain, so it runs on every command; start it with the program name".into());
+    }
+    w
+}
+
+fn lint(global: &Global, file: Option<&Path>) -> Result<ExitCode> {
+    let rules: Vec<Rule> = match file {
+        Some(f) => {
+            let text = std::fs::read_to_string(f)
+                .with_context(|| format!("cannot read {}", f.display()))?;
+            crate::rules::compile::parse_file(&f.display().to_string(), &text, Layer::Cli)?.rules
+        }
+        None => super::policy(global)?.rules,
+    };
+    let mut count = 0;
+    for r in &rules {
+        for w in warnings(r) {
+            count += 1;
+            println!("warning: {}: rule {:?} {w}", r.origin, r.id);
+        }
+    }
+    println!("{} rules checked, no errors, {count} warnings", rules.len());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn test(global: &Global, file: Option<&Path>) -> Result<ExitCode> {
+    let mut extra = global.rules.clone();
+    if let Some(f) = file {
+        extra.push(f.to_path_buf());
+    }
+    let policy = crate::config::load(&super::cwd()?, &extra)?;
+    let shown = file.map(|f| f.display().to_string());
+    let mut failures = Vec::new();
+    let (mut rules, mut cases) = (0, 0);
+    for rule in &policy.rules {
+        if shown.as_ref().is_some_and(|f| &rule.origin.file != f) {
+            continue;
+        }
+        rules += 1;
+        let expectations = rule
+            .examples
+            .iter()
+            .map(|e| (e, true))
+            .chain(rule.counterexamples.iter().map(|e| (e, false)));
+        for (example, want) in expectations {
+            cases += 1;
+            let decision = decide(&policy, &analyze_script(example));
+            let hit = decision
+                .hits
+                .iter()
+                .any(|h| policy.rules[h.rule].id == rule.id);
+            if hit != want {
+                let what = if want {
+                    "example not caught"
+                } else {
+                    "counterexample caught"
+                };
+                failures.push(format!("{} ({}): {what}: {example}", rule.id, rule.origin));
+            }
+        }
+    }
+    for f in &failures {
+        println!("FAIL {f}");
+    }
+    println!(
+        "{rules} rules, {cases} examples and counterexamples: {} passed, {} failed",
+        cases - failures.len(),
+        failures.len()
+    );
+    Ok(if failures.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

@@ -1,0 +1,143 @@
+//! Analysis × policy → verdict. Each unit (segment, pipeline, line) is judged on its own:
+//! deny > allow > ask > pass; the whole command takes the strictest unit. An allow entry covers
+//! only the unit it matches and never a deny. What the analysis could not read asks.
+
+use crate::rules::{Action, Policy, Target};
+use crate::shell::{Analysis, IssueKind};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verdict {
+    Pass,
+    Allow,
+    Ask,
+    Deny,
+}
+
+impl Verdict {
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Allow => "allow",
+            Verdict::Ask => "ask",
+            Verdict::Deny => "deny",
+        }
+    }
+}
+
+/// Which text of the analysis a hit is on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    Segment(usize),
+    Pipeline(usize),
+    Line(usize),
+}
+
+#[derive(Debug, Clone)]
+pub struct Hit {
+    pub rule: usize,
+    pub unit: Unit,
+    /// The matched part of the unit's text (byte range).
+    pub span: (usize, usize),
+    /// Index of the allow entry that let this hit through, if any (never for deny rules).
+    pub allowed_by: Option<usize>,
+}
+
+/// Something the analysis could not read, turned into an ask with a pseudo-rule id.
+#[derive(Debug, Clone)]
+pub struct Concern {
+    pub id: &'static str,
+    pub detail: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Decision {
+    pub verdict: Verdict,
+    pub hits: Vec<Hit>,
+    pub concerns: Vec<Concern>,
+}
+
+impl Decision {
+    /// Ids of the rules that decide the verdict (allowed hits left out), concerns included.
+    pub fn rule_ids<'p>(&self, policy: &'p Policy) -> Vec<&'p str> {
+        let mut ids: Vec<&str> = self
+            .hits
+            .iter()
+            .filter(|h| h.allowed_by.is_none())
+            .map(|h| policy.rules[h.rule].id.as_ref())
+            .collect();
+        ids.extend(self.concerns.iter().map(|c| c.id));
+        ids.dedup();
+        ids
+    }
+}
+
+pub fn unit_text(analysis: &Analysis, unit: Unit) -> &str {
+    match unit {
+        Unit::Segment(i) => &analysis.segments[i].text,
+        Unit::Pipeline(i) => &analysis.pipelines[i],
+        Unit::Line(i) => &analysis.lines[i],
+    }
+}
+
+pub fn decide(policy: &Policy, analysis: &Analysis) -> Decision {
+    let mut hits = Vec::new();
+    let mut verdict = Verdict::Pass;
+    let units = (0..analysis.segments.len())
+        .map(|i| (Unit::Segment(i), Target::Segment))
+        .chain((0..analysis.pipelines.len()).map(|i| (Unit::Pipeline(i), Target::Pipeline)))
+        .chain((0..analysis.lines.len()).map(|i| (Unit::Line(i), Target::Line)));
+    for (unit, target) in units {
+        let text = unit_text(analysis, unit);
+        let segment = match unit {
+            Unit::Segment(i) => Some(&analysis.segments[i]),
+            _ => None,
+        };
+        let first = hits.len();
+        for i in policy.candidates(target, text) {
+            if let Some(span) = policy.rules[i].find(text, segment) {
+                hits.push(Hit {
+                    rule: i,
+                    unit,
+                    span,
+                    allowed_by: None,
+                });
+            }
+        }
+        let unit_hits = &mut hits[first..];
+        if unit_hits.is_empty() {
+            continue;
+        }
+        let unit_verdict = if unit_hits
+            .iter()
+            .any(|h| policy.rules[h.rule].action == Action::Deny)
+        {
+            Verdict::Deny
+        } else if let Some(a) = policy.allows.iter().position(|a| a.covers(text)) {
+            unit_hits.iter_mut().for_each(|h| h.allowed_by = Some(a));
+            Verdict::Allow
+        } else {
+            Verdict::Ask
+        };
+        verdict = verdict.max(unit_verdict);
+    }
+    let concerns: Vec<Concern> = analysis
+        .issues
+        .iter()
+        .map(|i| Concern {
+            id: match i.kind {
+                IssueKind::Unparseable => "core.unparseable",
+                IssueKind::TooComplex => "core.too-complex",
+                IssueKind::Dynamic => "core.dynamic",
+            },
+            detail: i.detail.clone(),
+        })
+        .collect();
+    if !concerns.is_empty() {
+        verdict = verdict.max(Verdict::Ask);
+    }
+    Decision {
+        verdict,
+        hits,
+        concerns,
+    }
+}

@@ -1,0 +1,54 @@
+//! Replacing cmdguard with the approved command (Unix `exec`): stdio, signals and the exit
+//! status are then the command's own.
+
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, ExitCode};
+
+use crate::exit;
+
+/// What to run: shell text for the configured shell, or argv with no shell in between.
+#[derive(Debug, Clone)]
+pub enum Job {
+    Script(OsString),
+    Argv(Vec<OsString>),
+}
+
+impl Job {
+    /// The command as text, for analysis and messages (invalid UTF-8 shown as U+FFFD).
+    pub fn text(&self) -> String {
+        match self {
+            Job::Script(s) => s.to_string_lossy().into_owned(),
+            Job::Argv(v) => crate::shell::join(&self.argv_lossy(v)),
+        }
+    }
+
+    fn argv_lossy(&self, v: &[OsString]) -> Vec<String> {
+        v.iter().map(|a| a.to_string_lossy().into_owned()).collect()
+    }
+
+    pub fn analyze(&self) -> crate::shell::Analysis {
+        match self {
+            Job::Script(s) => crate::shell::analyze_script(&s.to_string_lossy()),
+            Job::Argv(v) => crate::shell::analyze_argv(&self.argv_lossy(v)),
+        }
+    }
+}
+
+/// Runs `job` in place of this process. Returns only if the exec failed.
+pub fn exec(job: &Job, shell: &Path) -> ExitCode {
+    let (program, err) = match job {
+        Job::Script(s) => (
+            shell.as_os_str().to_os_string(),
+            Command::new(shell).arg("-c").arg(s).exec(),
+        ),
+        Job::Argv(v) => (v[0].clone(), Command::new(&v[0]).args(&v[1..]).exec()),
+    };
+    let shown = crate::term::escape(&program.to_string_lossy());
+    eprintln!("cmdguard: cannot run {shown}: {err}");
+    match err.kind() {
+        std::io::ErrorKind::NotFound => exit::code(exit::NOT_FOUND),
+        _ => exit::code(exit::CANNOT_EXECUTE),
+    }
+}

@@ -1,0 +1,63 @@
+//! cmdguard: a guard in front of every shell command an AI agent runs. main parses the command
+//! line, dispatches once, and maps the outcome to an exit code in one place.
+
+mod cli;
+mod cmd;
+mod config;
+mod decide;
+mod exec;
+mod exit;
+mod report;
+mod rules;
+mod shell;
+mod term;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use cli::{Cli, Sub};
+
+fn main() -> ExitCode {
+    // An internal error must never let a command through: report it and exit "not run".
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!("cmdguard: internal error, the command was not run: {info}");
+        std::process::exit(i32::from(exit::NOT_RUN));
+    }));
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                exit::code(exit::USAGE)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    match run(&cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("cmdguard: {e:#}");
+            if e.downcast_ref::<config::ConfigError>().is_some() {
+                eprintln!(
+                    "cmdguard: the configuration is broken, so nothing was run; fix the file named above"
+                );
+                exit::code(exit::CONFIG)
+            } else if e.downcast_ref::<cmd::UsageError>().is_some() {
+                exit::code(exit::USAGE)
+            } else {
+                exit::code(exit::NOT_RUN)
+            }
+        }
+    }
+}
+
+fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
+    match &cli.sub {
+        Some(Sub::Check(args)) => cmd::check::run(&cli.global, args),
+        Some(Sub::Explain(args)) => cmd::explain::run(&cli.global, args),
+        Some(Sub::Rules(r)) => cmd::rules::run(&cli.global, r),
+        None => cmd::run::run(&cli.global, cmd::job(&cli.command)?),
+    }
+}

@@ -1,0 +1,24 @@
+//! The built-in packs, compiled into the binary by `build.rs` from `rules/*.toml`.
+
+use super::schema::{Action, Target};
+
+/// A built-in rule as `build.rs` wrote it: static strings, syntax already checked, prefilter
+/// literals already extracted.
+pub struct BuiltinRule {
+    pub id: &'static str,
+    pub action: Action,
+    pub target: Target,
+    pub pattern: &'static str,
+    pub unless: Option<&'static str>,
+    pub operand: Option<&'static str>,
+    pub unless_operand: Option<&'static str>,
+    pub reason: &'static str,
+    pub tip: Option<&'static str>,
+    pub examples: &'static [&'static str],
+    pub counterexamples: &'static [&'static str],
+    pub file: &'static str,
+    pub line: usize,
+    pub literals: Option<&'static [&'static [u8]]>,
+}
+
+include!(concat!(env!("OUT_DIR"), "/builtin_rules.rs"));

@@ -1,0 +1,261 @@
+//! Rules, compiled: the `Policy` every decision reads. Rule files are read as written
+//! (`schema`), checked and turned into `Rule`s (`compile`); the built-in packs come precompiled
+//! (`builtin`). Regexes compile on first use, chosen by a literal prefilter, so a command that
+//! mentions no rule's keywords costs no regex compilation at all.
+
+pub mod builtin;
+pub mod compile;
+pub mod literals;
+pub mod schema;
+
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+use regex::Regex;
+
+pub use schema::{Action, Target};
+
+use crate::shell::Segment;
+
+/// Where a rules file sits in the layering, lowest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Layer {
+    Builtin,
+    System,
+    User,
+    Project,
+    Cli,
+}
+
+impl Layer {
+    pub fn name(self) -> &'static str {
+        match self {
+            Layer::Builtin => "built-in",
+            Layer::System => "system",
+            Layer::User => "user",
+            Layer::Project => "project",
+            Layer::Cli => "--rules",
+        }
+    }
+}
+
+/// Where a rule or allow entry was written.
+#[derive(Debug, Clone)]
+pub struct Origin {
+    pub layer: Layer,
+    pub file: String,
+    pub line: usize,
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)
+    }
+}
+
+/// A regex compiled on first use. Syntax is checked when the rule loads.
+#[derive(Debug)]
+pub struct LazyRegex {
+    pub source: Cow<'static, str>,
+    compiled: OnceLock<Regex>,
+}
+
+impl LazyRegex {
+    pub fn new(source: Cow<'static, str>) -> LazyRegex {
+        LazyRegex {
+            source,
+            compiled: OnceLock::new(),
+        }
+    }
+
+    pub fn compiled(regex: Regex) -> LazyRegex {
+        let lazy = LazyRegex::new(Cow::Owned(regex.as_str().to_string()));
+        let _ = lazy.compiled.set(regex);
+        lazy
+    }
+
+    pub fn get(&self) -> &Regex {
+        // Built-in patterns were checked by build.rs and `rules test`; a failure here is an
+        // internal error, which stops the command (see main's panic hook).
+        self.compiled.get_or_init(|| {
+            Regex::new(&self.source)
+                .unwrap_or_else(|e| panic!("rule pattern {:?} does not compile: {e}", self.source))
+        })
+    }
+}
+
+#[derive(Debug)]
+pub struct Rule {
+    pub id: Cow<'static, str>,
+    pub action: Action,
+    pub target: Target,
+    pub pattern: LazyRegex,
+    pub unless: Option<LazyRegex>,
+    pub operand: Option<LazyRegex>,
+    pub unless_operand: Option<LazyRegex>,
+    pub reason: Cow<'static, str>,
+    pub tip: Option<Cow<'static, str>>,
+    pub examples: Vec<Cow<'static, str>>,
+    pub counterexamples: Vec<Cow<'static, str>>,
+    pub origin: Origin,
+    /// Prefilter literals; `None` means the rule is tried on every text.
+    pub literals: Option<Vec<Cow<'static, [u8]>>>,
+}
+
+impl Rule {
+    /// The pack: the id up to its first dot (`git.reset-hard` → `git`).
+    pub fn pack(&self) -> &str {
+        self.id.split_once('.').map_or(&self.id, |(p, _)| p)
+    }
+
+    /// Where in `text` the rule matches, if it fires on it. `segment` supplies the operands
+    /// for per-operand conditions.
+    pub fn find(&self, text: &str, segment: Option<&Segment>) -> Option<(usize, usize)> {
+        let m = self.pattern.get().find(text)?;
+        if self.unless.as_ref().is_some_and(|u| u.get().is_match(text)) {
+            return None;
+        }
+        if let Some(seg) = segment {
+            if self.operand.is_some() || self.unless_operand.is_some() {
+                let operands = seg.operands();
+                if let Some(o) = &self.operand {
+                    if !operands.iter().any(|w| o.get().is_match(w)) {
+                        return None;
+                    }
+                }
+                if let Some(u) = &self.unless_operand {
+                    if !operands.is_empty() && operands.iter().all(|w| u.get().is_match(w)) {
+                        return None;
+                    }
+                }
+            }
+        }
+        Some((m.start(), m.end()))
+    }
+}
+
+/// An `[[allow]]` entry: lets a segment (or pipeline, or line) through that would otherwise ask.
+#[derive(Debug)]
+pub struct Allow {
+    pub command: Option<String>,
+    pub pattern: Option<Regex>,
+    pub reason: Option<String>,
+    pub origin: Origin,
+}
+
+impl Allow {
+    pub fn covers(&self, text: &str) -> bool {
+        self.command.as_deref() == Some(text)
+            || self.pattern.as_ref().is_some_and(|p| p.is_match(text))
+    }
+
+    pub fn describe(&self) -> String {
+        let what = match (&self.command, &self.pattern) {
+            (Some(c), _) => format!("command = {c:?}"),
+            (None, Some(p)) => format!("pattern = {:?}", p.as_str()),
+            (None, None) => String::new(),
+        };
+        what + &self
+            .reason
+            .as_ref()
+            .map(|r| format!(" ({r})"))
+            .unwrap_or_default()
+    }
+}
+
+/// Settings after layering.
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    pub shell: Option<String>,
+}
+
+/// One rules file that was looked for.
+#[derive(Debug, Clone)]
+pub struct Source {
+    pub layer: Layer,
+    pub path: String,
+    pub loaded: bool,
+}
+
+/// Every rule and allow entry in force, with the prefilter that picks candidates.
+pub struct Policy {
+    pub rules: Vec<Rule>,
+    pub allows: Vec<Allow>,
+    pub settings: Settings,
+    pub sources: Vec<Source>,
+    prefilter: Prefilter,
+}
+
+struct Prefilter {
+    automaton: Option<AhoCorasick>,
+    /// Rule index of each automaton pattern.
+    owners: Vec<usize>,
+    /// Rules without literals, tried on every text.
+    always: Vec<usize>,
+}
+
+impl Policy {
+    pub fn new(
+        rules: Vec<Rule>,
+        allows: Vec<Allow>,
+        settings: Settings,
+        sources: Vec<Source>,
+    ) -> Policy {
+        let mut patterns: Vec<&[u8]> = Vec::new();
+        let mut owners = Vec::new();
+        let mut always = Vec::new();
+        for (i, rule) in rules.iter().enumerate() {
+            match &rule.literals {
+                Some(lits) => {
+                    for l in lits {
+                        patterns.push(l);
+                        owners.push(i);
+                    }
+                }
+                None => always.push(i),
+            }
+        }
+        let automaton = (!patterns.is_empty()).then(|| {
+            AhoCorasick::builder()
+                .kind(Some(AhoCorasickKind::ContiguousNFA))
+                .match_kind(MatchKind::Standard)
+                .build(&patterns)
+                .expect("prefilter literals build an automaton")
+        });
+        let prefilter = Prefilter {
+            automaton,
+            owners,
+            always,
+        };
+        Policy {
+            rules,
+            allows,
+            settings,
+            sources,
+            prefilter,
+        }
+    }
+
+    /// Indexes of the rules for `target` that could match `text`, in rule order.
+    pub fn candidates(&self, target: Target, text: &str) -> Vec<usize> {
+        let p = &self.prefilter;
+        let mut out: Vec<usize> = p
+            .always
+            .iter()
+            .copied()
+            .filter(|&i| self.rules[i].target == target)
+            .collect();
+        if let Some(ac) = &p.automaton {
+            for m in ac.find_overlapping_iter(text) {
+                let i = p.owners[m.pattern().as_usize()];
+                if self.rules[i].target == target {
+                    out.push(i);
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+}

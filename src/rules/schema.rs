@@ -1,0 +1,97 @@
+//! The rules file as written: serde types for `rules/*.toml`, `.cmdguard.toml` and the user's
+//! and admin's `rules.toml`. Nothing here is compiled or checked beyond what serde does; that is
+//! `rules::compile`'s job. This file is also read by `build.rs`, so it depends on serde and toml
+//! only.
+
+use serde::Deserialize;
+use toml::Spanned;
+
+/// One rules file, as written.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleFile {
+    /// Settings; later layers override earlier ones key by key.
+    #[serde(default)]
+    pub settings: Option<RawSettings>,
+    /// Rule ids (`git.reset-hard`) or whole packs (`git`) to switch off.
+    #[serde(default)]
+    pub disable: Vec<Spanned<String>>,
+    #[serde(default, rename = "rule")]
+    pub rules: Vec<RawRule>,
+    #[serde(default, rename = "allow")]
+    pub allows: Vec<RawAllow>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSettings {
+    /// The shell that runs `-c STRING` (default `/bin/sh`).
+    pub shell: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    Ask,
+    Deny,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Target {
+    /// One simple command, wrappers unwrapped, program reduced to its basename.
+    #[default]
+    Segment,
+    /// The segments of one pipeline joined by ` | `.
+    Pipeline,
+    /// The whole normalized command line.
+    Line,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRule {
+    pub id: Spanned<String>,
+    pub action: Action,
+    pub pattern: Spanned<String>,
+    #[serde(default)]
+    pub target: Target,
+    /// The rule does not fire when this also matches the target text.
+    #[serde(default)]
+    pub unless: Option<Spanned<String>>,
+    /// The rule fires only if at least one operand matches (segment rules).
+    #[serde(default)]
+    pub operand: Option<Spanned<String>>,
+    /// The rule does not fire when there is at least one operand and every operand matches.
+    #[serde(default)]
+    pub unless_operand: Option<Spanned<String>>,
+    pub reason: String,
+    #[serde(default)]
+    pub tip: Option<String>,
+    #[serde(default)]
+    pub examples: Vec<String>,
+    #[serde(default)]
+    pub counterexamples: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawAllow {
+    /// An exact canonical segment (or pipeline) text.
+    #[serde(default)]
+    pub command: Option<Spanned<String>>,
+    /// A regex over the canonical text.
+    #[serde(default)]
+    pub pattern: Option<Spanned<String>>,
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// 1-based line and column of a byte offset in `text`.
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}

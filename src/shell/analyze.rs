@@ -1,0 +1,431 @@
+//! The walk over the syntax tree: every simple command that may run becomes a `Segment`, nested
+//! scripts (substitutions, `bash -c`, `eval`, `ssh host cmd`, interpreter one-liners, here-docs
+//! fed to a shell) are walked recursively, and pipelines are recorded for pipeline rules.
+
+use std::collections::HashMap;
+
+use super::ast::{Command, Pipeline, Script, Simple};
+use super::nested::{Nested, NestedKind, StdinUse};
+use super::{
+    Analysis, Field, Issue, IssueKind, MAX_INPUT_BYTES, MAX_NESTING, MAX_SEGMENTS, Segment,
+};
+
+#[derive(Default)]
+pub struct Analyzer {
+    /// Variables assigned literally earlier in this command; `None` once assigned something
+    /// that cannot be known.
+    pub(super) env: HashMap<String, Option<String>>,
+    out: Analysis,
+    depth: usize,
+    origin: Vec<String>,
+}
+
+/// A redirection after expansion: `2>` and its target.
+struct Redir {
+    op: String,
+    target: Field,
+    feeds_stdin: bool,
+}
+
+impl Analyzer {
+    pub fn finish(self) -> Analysis {
+        self.out
+    }
+
+    fn issue(&mut self, kind: IssueKind, detail: String) {
+        if !self
+            .out
+            .issues
+            .iter()
+            .any(|i| i.kind == kind && i.detail == detail)
+        {
+            self.out.issues.push(Issue { kind, detail });
+        }
+    }
+
+    pub fn top_script(&mut self, text: &str) {
+        if text.len() > MAX_INPUT_BYTES {
+            self.issue(
+                IssueKind::TooComplex,
+                format!(
+                    "the command is {} bytes long, over the limit of {MAX_INPUT_BYTES}",
+                    text.len()
+                ),
+            );
+            return;
+        }
+        let normalized = super::normalize(text);
+        self.script_text(&normalized);
+    }
+
+    pub fn top_argv(&mut self, argv: &[String]) {
+        let total: usize = argv.iter().map(|a| a.len() + 1).sum();
+        if total > MAX_INPUT_BYTES {
+            self.issue(
+                IssueKind::TooComplex,
+                format!("the command is {total} bytes long, over the limit of {MAX_INPUT_BYTES}"),
+            );
+            return;
+        }
+        let fields: Vec<Field> = argv
+            .iter()
+            .map(|a| Field::lit(super::normalize(a)))
+            .collect();
+        let words: Vec<String> = fields.iter().map(|f| f.text.clone()).collect();
+        self.out.lines.push(super::join(&words));
+        self.command_fields(fields, Vec::new(), None);
+    }
+
+    /// Parses and walks script text (top level or nested).
+    fn script_text(&mut self, text: &str) {
+        self.out.lines.push(text.to_string());
+        match super::parse::parse(text) {
+            Ok(script) => self.walk_script(&script),
+            Err(e) => {
+                let at = match self.origin.last() {
+                    Some(o) => format!(" (in {o})"),
+                    None => String::new(),
+                };
+                self.issue(
+                    IssueKind::Unparseable,
+                    format!(
+                        "cannot parse the command{at}: {} at character {}",
+                        e.message,
+                        e.offset + 1
+                    ),
+                );
+            }
+        }
+    }
+
+    fn walk_script(&mut self, script: &Script) {
+        for and_or in &script.0 {
+            for pipeline in &and_or.0 {
+                self.walk_pipeline(pipeline);
+            }
+        }
+    }
+
+    fn walk_pipeline(&mut self, pipeline: &Pipeline) {
+        let mut texts = Vec::new();
+        let mut piped: Option<String> = None;
+        for cmd in &pipeline.0 {
+            let before = self.out.segments.len();
+            let text = self.walk_command(cmd, piped.take());
+            if let Some(t) = text {
+                texts.push(t);
+            }
+            if let (Command::Simple(_), [seg]) = (
+                cmd,
+                &self.out.segments[before.min(self.out.segments.len())..],
+            ) {
+                piped = trivial_output(seg);
+            }
+        }
+        if texts.len() > 1 {
+            self.out.pipelines.push(texts.join(" | "));
+        }
+    }
+
+    fn walk_command(&mut self, cmd: &Command, piped: Option<String>) -> Option<String> {
+        match cmd {
+            Command::Simple(simple) => self.walk_simple(simple, piped),
+            Command::Compound {
+                kind,
+                bodies,
+                words,
+                redirects,
+            } => {
+                let before = self.out.segments.len();
+                for w in words {
+                    self.expand(w);
+                }
+                for r in redirects {
+                    self.expand(&r.target);
+                }
+                for body in bodies {
+                    self.walk_script(body);
+                }
+                let inner: Vec<String> = self.out.segments[before..]
+                    .iter()
+                    .map(|s| s.text.clone())
+                    .collect();
+                let (open, close) = if *kind == "(" { ("(", ")") } else { ("{", "}") };
+                Some(format!("{open} {} {close}", inner.join("; ")))
+            }
+        }
+    }
+
+    fn walk_simple(&mut self, cmd: &Simple, piped: Option<String>) -> Option<String> {
+        let values: Vec<(String, Field)> = cmd
+            .assigns
+            .iter()
+            .map(|a| (a.name.clone(), self.expand_joined(&a.value)))
+            .collect();
+        let redirs: Vec<Redir> = cmd
+            .redirects
+            .iter()
+            .map(|r| Redir {
+                op: format!("{}{}", r.fd, r.op),
+                target: self.expand_joined(&r.target),
+                feeds_stdin: r.feeds_stdin(),
+            })
+            .collect();
+        let mut fields: Vec<Field> = cmd.words.iter().flat_map(|w| self.expand(w)).collect();
+        if cmd.words.is_empty() {
+            for (name, value) in values {
+                self.env
+                    .insert(name, (!value.dynamic).then_some(value.text));
+            }
+            return None;
+        }
+        if fields.is_empty() {
+            // Every word expanded to nothing (`$EMPTY`): nothing runs, unless it is unknown.
+            fields.push(Field::lit(""));
+        }
+        self.track_declarations(&fields);
+        self.command_fields(fields, redirs, piped)
+    }
+
+    /// `export X=rm`, `local X=…`, `unset X`: keep the variable table current.
+    fn track_declarations(&mut self, fields: &[Field]) {
+        let program = super::basename(&fields[0].text);
+        if matches!(
+            program,
+            "export" | "declare" | "typeset" | "local" | "readonly"
+        ) {
+            for f in &fields[1..] {
+                if let Some((name, value)) = f.text.split_once('=') {
+                    self.env
+                        .insert(name.to_string(), (!f.dynamic).then(|| value.to_string()));
+                }
+            }
+        } else if program == "unset" {
+            for f in &fields[1..] {
+                self.env.insert(f.text.clone(), Some(String::new()));
+            }
+        }
+    }
+
+    /// One simple command from its expanded words: unwrap, record, follow nested scripts.
+    fn command_fields(
+        &mut self,
+        fields: Vec<Field>,
+        redirs: Vec<Redir>,
+        piped: Option<String>,
+    ) -> Option<String> {
+        if self.out.segments.len() >= MAX_SEGMENTS {
+            self.issue(
+                IssueKind::TooComplex,
+                format!("the command holds more than {MAX_SEGMENTS} simple commands"),
+            );
+            return None;
+        }
+        let u = super::unwrap::unwrap(fields);
+        let mut words: Vec<String> = u.words.iter().map(|f| f.text.clone()).collect();
+        let program = &u.words[0];
+        let base = super::basename(&program.text).to_string();
+        if program.dynamic && base.contains('$') {
+            self.issue(
+                IssueKind::Dynamic,
+                format!(
+                    "the program `{}` is only known when the command runs",
+                    program.text
+                ),
+            );
+        }
+        let mut notes = u.notes;
+        if base != words[0] {
+            notes.push(format!("program {} reduced to {base}", words[0]));
+            words[0] = base;
+        }
+        // Substitution placeholders (`<(curl …)`) read as the single words they are.
+        let shown: Vec<String> = words
+            .iter()
+            .zip(&u.words)
+            .map(|(w, f)| {
+                if f.dynamic {
+                    w.clone()
+                } else {
+                    super::quote(w)
+                }
+            })
+            .collect();
+        let mut text = shown.join(" ");
+        for r in &redirs {
+            let shown = if r.op.ends_with("<<") || r.op.ends_with("<<-") {
+                "…".to_string()
+            } else {
+                super::quote(&r.target.text)
+            };
+            text.push_str(&format!(" {} {shown}", r.op));
+        }
+        let here = redirs
+            .iter()
+            .rev()
+            .find(|r| r.feeds_stdin)
+            .map(|r| r.target.clone());
+        let seg = Segment {
+            text: text.clone(),
+            redirects: redirs
+                .iter()
+                .map(|r| format!("{} {}", r.op, r.target.text))
+                .collect(),
+            wrappers: u.wrappers,
+            origin: self.origin.join(" › "),
+            notes,
+            is_static: u.words.iter().all(|f| !f.dynamic),
+            stdin_text: here.as_ref().filter(|h| !h.dynamic).map(|h| h.text.clone()),
+            words,
+        };
+        self.out.segments.push(seg);
+        for n in u.nested {
+            self.nested(n);
+        }
+        if let Some(reader) = u.stdin {
+            let fed = match here {
+                Some(h) => Some(h),
+                None => piped.map(Field::lit),
+            };
+            if let Some(body) = fed {
+                let kind = match reader {
+                    StdinUse::Shell => NestedKind::Script(body),
+                    StdinUse::Code(lang) => NestedKind::Code(lang, body),
+                };
+                self.nested(Nested {
+                    origin: format!("{} reading its input", u.words[0].text),
+                    kind,
+                });
+            }
+        }
+        Some(text)
+    }
+
+    /// Walks a substitution; returns its output when it is trivially known (`$(echo rm)`) and the
+    /// canonical text of its commands.
+    pub(super) fn walk_subst(&mut self, script: &Script) -> (Option<String>, String) {
+        let before = self.out.segments.len();
+        self.walk_nested_script(script, "$(…)");
+        let added = &self.out.segments[before.min(self.out.segments.len())..];
+        let shown = added
+            .iter()
+            .map(|s| s.text.as_str())
+            .collect::<Vec<_>>()
+            .join("; ");
+        let single = matches!(script.0.as_slice(), [a] if matches!(a.0.as_slice(), [p] if matches!(p.0.as_slice(), [Command::Simple(_)])));
+        let out = match added {
+            [seg] if single => trivial_output(seg).map(|o| o.trim_end_matches('\n').to_string()),
+            _ => None,
+        };
+        (out, shown)
+    }
+
+    pub(super) fn walk_nested_script(&mut self, script: &Script, label: &str) {
+        if !self.descend(label) {
+            return;
+        }
+        self.walk_script(script);
+        self.ascend();
+    }
+
+    fn descend(&mut self, label: &str) -> bool {
+        if self.depth >= MAX_NESTING {
+            self.issue(
+                IssueKind::TooComplex,
+                format!("scripts are nested more than {MAX_NESTING} deep"),
+            );
+            return false;
+        }
+        self.depth += 1;
+        self.origin.push(label.to_string());
+        true
+    }
+
+    fn ascend(&mut self) {
+        self.depth -= 1;
+        self.origin.pop();
+    }
+
+    fn nested(&mut self, n: Nested) {
+        if !self.descend(&n.origin) {
+            return;
+        }
+        match n.kind {
+            NestedKind::Script(f) if f.dynamic => {
+                self.issue(
+                    IssueKind::Dynamic,
+                    format!(
+                        "{} runs a script only known when the command runs: {}",
+                        n.origin, f.text
+                    ),
+                );
+            }
+            NestedKind::Script(f) => self.script_text(&f.text),
+            NestedKind::Argv(fields) => {
+                self.command_fields(fields, Vec::new(), None);
+            }
+            NestedKind::Code(lang, f) => {
+                for found in super::interp::extract(lang, &f.text) {
+                    self.nested(Nested {
+                        origin: format!("{lang:?} code").to_lowercase(),
+                        kind: found,
+                    });
+                }
+            }
+            NestedKind::Dynamic(what) => {
+                let origin = self.origin[..self.origin.len() - 1].join(" › ");
+                let place = if origin.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (in {origin})")
+                };
+                self.issue(IssueKind::Dynamic, format!("{what}{place}"));
+            }
+        }
+        self.ascend();
+    }
+}
+
+/// What a simple command writes to standard output, when that is plain from its words:
+/// `echo`, `printf` and `cat` of a here-document.
+pub fn trivial_output(seg: &Segment) -> Option<String> {
+    if !seg.is_static
+        || seg
+            .redirects
+            .iter()
+            .any(|r| r.starts_with('>') || r.starts_with("1>") || r.starts_with("&>"))
+    {
+        return None;
+    }
+    let args = &seg.words[1..];
+    match seg.words[0].as_str() {
+        "echo" => {
+            let mut i = 0;
+            let mut escapes = false;
+            let mut newline = true;
+            while let Some(flag) = args.get(i).filter(|a| {
+                a.len() > 1 && a.starts_with('-') && a[1..].chars().all(|c| "neE".contains(c))
+            }) {
+                newline &= !flag.contains('n');
+                escapes = flag.contains('e') || (escapes && !flag.contains('E'));
+                i += 1;
+            }
+            let joined = args[i..].join(" ");
+            let mut out = if escapes {
+                super::nested::unescape(&joined)
+            } else {
+                joined
+            };
+            if newline {
+                out.push('\n');
+            }
+            Some(out)
+        }
+        "printf" => {
+            let format = args.first()?;
+            Some(super::nested::printf(format, &args[1..]))
+        }
+        "cat" if seg.words.len() == 1 => seg.stdin_text.clone(),
+        _ => None,
+    }
+}

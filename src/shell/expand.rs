@@ -1,0 +1,215 @@
+//! Word expansion as a reader can do it statically: quotes removed, variables assigned literally
+//! earlier in the same command substituted, trivial command substitutions (`$(echo rm)`)
+//! replaced by their output, unquoted results split into fields, brace expansion. Everything
+//! else stays visible as `$NAME`, `$(…)`, `<(…)` and marks the field dynamic. Substitutions are
+//! walked as they are met, so their commands are analysed too.
+
+use super::Field;
+use super::analyze::Analyzer;
+use super::ast::{Part, Word};
+
+/// Most fields one word may brace-expand into.
+const MAX_BRACE_FIELDS: usize = 64;
+
+struct Builder {
+    fields: Vec<Field>,
+    cur: Field,
+    started: bool,
+}
+
+impl Builder {
+    fn push_text(&mut self, text: &str, dynamic: bool) {
+        self.cur.text.push_str(text);
+        self.cur.dynamic |= dynamic;
+        self.started = true;
+    }
+
+    fn end_field(&mut self) {
+        if self.started {
+            self.fields
+                .push(std::mem::replace(&mut self.cur, Field::lit("")));
+        }
+        self.started = false;
+    }
+
+    /// Inserts an expansion's value: verbatim when quoted, else split on whitespace.
+    fn push_value(&mut self, value: &str, quoted: bool) {
+        if quoted {
+            self.push_text(value, false);
+            return;
+        }
+        if value.starts_with(char::is_whitespace) {
+            self.end_field();
+        }
+        let mut pieces = value.split_whitespace().peekable();
+        while let Some(piece) = pieces.next() {
+            self.push_text(piece, false);
+            if pieces.peek().is_some() {
+                self.end_field();
+            }
+        }
+        if value.ends_with(char::is_whitespace) {
+            self.end_field();
+        }
+    }
+}
+
+impl Analyzer {
+    /// Expands a word into fields (usually one; none for an unquoted empty expansion).
+    pub(super) fn expand(&mut self, word: &Word) -> Vec<Field> {
+        let mut b = Builder {
+            fields: Vec::new(),
+            cur: Field::lit(""),
+            started: false,
+        };
+        let mut brace = false;
+        for part in &word.0 {
+            match part {
+                Part::Lit { text, quoted } => {
+                    brace |= !quoted && text.contains('{') && text.contains(',');
+                    b.push_text(text, false);
+                }
+                Part::Param {
+                    name,
+                    quoted,
+                    raw,
+                    nested,
+                } => {
+                    for script in nested {
+                        self.walk_nested_script(script, "${…}");
+                    }
+                    match self.param_value(name, raw.as_deref()) {
+                        Some(v) => b.push_value(&v, *quoted),
+                        None => {
+                            let shown = match raw {
+                                Some(r) => format!("${{{r}}}"),
+                                None => format!("${name}"),
+                            };
+                            b.push_text(&shown, true);
+                        }
+                    }
+                }
+                Part::Subst { script, quoted } => match self.walk_subst(script) {
+                    (Some(out), _) => b.push_value(&out, *quoted),
+                    (None, shown) => b.push_text(&format!("$({shown})"), true),
+                },
+                Part::Proc { dir, script } => {
+                    let (_, shown) = self.walk_subst(script);
+                    b.push_text(&format!("{dir}({shown})"), true);
+                }
+                Part::Arith { raw, nested } => {
+                    for script in nested {
+                        self.walk_nested_script(script, "$((…))");
+                    }
+                    b.push_text(&format!("$(({raw}))"), true);
+                }
+                Part::Array(items) => {
+                    let inner: Vec<String> = items
+                        .iter()
+                        .flat_map(|w| self.expand(w))
+                        .map(|f| f.text)
+                        .collect();
+                    b.push_text(&format!("({})", inner.join(" ")), true);
+                }
+            }
+        }
+        b.end_field();
+        if brace && b.fields.len() == 1 && !b.fields[0].dynamic {
+            let expanded = brace_expand(&b.fields[0].text);
+            if expanded.len() > 1 {
+                return expanded.into_iter().map(Field::lit).collect();
+            }
+        }
+        b.fields
+    }
+
+    /// Expands a word into one field without splitting (assignment values, redirect targets).
+    pub(super) fn expand_joined(&mut self, word: &Word) -> Field {
+        let fields = self.expand(word);
+        let dynamic = fields.iter().any(|f| f.dynamic);
+        Field {
+            text: fields
+                .into_iter()
+                .map(|f| f.text)
+                .collect::<Vec<_>>()
+                .join(" "),
+            dynamic,
+        }
+    }
+
+    fn param_value(&self, name: &str, raw: Option<&str>) -> Option<String> {
+        let known = self.env.get(name).cloned().flatten();
+        match raw {
+            None => known,
+            // `${X:-default}` / `${X-default}` with X known: X's value.
+            Some(r)
+                if r.starts_with(&format!("{name}:-")) || r.starts_with(&format!("{name}-")) =>
+            {
+                known
+            }
+            Some(_) => None,
+        }
+    }
+}
+
+/// Bash brace expansion of `a{b,c}d` forms (sequences like `{1..3}` are left alone).
+pub fn brace_expand(word: &str) -> Vec<String> {
+    let mut out = vec![word.to_string()];
+    let mut i = 0;
+    while i < out.len() && out.len() <= MAX_BRACE_FIELDS {
+        match expand_first(&out[i]) {
+            Some(parts) => {
+                out.splice(i..=i, parts);
+            }
+            None => i += 1,
+        }
+    }
+    out.truncate(MAX_BRACE_FIELDS);
+    out
+}
+
+fn expand_first(word: &str) -> Option<Vec<String>> {
+    let bytes = word.as_bytes();
+    for (open, _) in word.match_indices('{') {
+        let mut depth = 0;
+        let mut commas = Vec::new();
+        for (j, &c) in bytes.iter().enumerate().skip(open) {
+            match c {
+                b'{' => depth += 1,
+                b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        if commas.is_empty() {
+                            break;
+                        }
+                        let (pre, post) = (&word[..open], &word[j + 1..]);
+                        let mut bounds = vec![open];
+                        bounds.extend(&commas);
+                        bounds.push(j);
+                        let alts = bounds
+                            .windows(2)
+                            .map(|w| format!("{pre}{}{post}", &word[w[0] + 1..w[1]]));
+                        return Some(alts.collect());
+                    }
+                }
+                b',' if depth == 1 => commas.push(j),
+                _ => {}
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::brace_expand;
+
+    #[test]
+    fn brace_expansion() {
+        assert_eq!(brace_expand("{src,.git}"), ["src", ".git"]);
+        assert_eq!(brace_expand("r{m,}"), ["rm", "r"]);
+        assert_eq!(brace_expand("a{b,{c,d}}e"), ["abe", "ace", "ade"]);
+        assert_eq!(brace_expand("{1..3}"), ["{1..3}"]);
+        assert_eq!(brace_expand("x{a}"), ["x{a}"]);
+    }
+}

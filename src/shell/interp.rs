@@ -1,0 +1,394 @@
+//! Shell commands inside interpreter one-liners: `python -c "import os; os.system('rm -rf ~')"`,
+//! `perl -e 'system "…"'`, `ruby -e '`…`'`, `node -e "require('child_process').execSync('…')"`,
+//! `php -r 'shell_exec("…");'`. A light scanner finds calls that run a shell or a program and
+//! reads their literal arguments; an argument that is not a literal is reported as dynamic.
+
+use super::Field;
+use super::nested::NestedKind;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lang {
+    Python,
+    Perl,
+    Ruby,
+    Node,
+    Php,
+}
+
+impl Lang {
+    pub fn of(program: &str) -> Option<Lang> {
+        let p = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+        Some(match p {
+            "python" | "pypy" => Lang::Python,
+            "perl" => Lang::Perl,
+            "ruby" | "jruby" => Lang::Ruby,
+            "node" | "nodejs" | "deno" | "bun" => Lang::Node,
+            "php" => Lang::Php,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Lang::Python => "python",
+            Lang::Perl => "perl",
+            Lang::Ruby => "ruby",
+            Lang::Node => "node",
+            Lang::Php => "php",
+        }
+    }
+
+    /// Short options that take the code to run.
+    pub fn code_flags(self) -> &'static str {
+        match self {
+            Lang::Python => "c",
+            Lang::Perl => "eE",
+            Lang::Ruby => "e",
+            Lang::Node => "ep",
+            Lang::Php => "r",
+        }
+    }
+
+    /// An option after which no inline code follows (`python -m module`).
+    pub fn stops_at(self, cluster: &str) -> bool {
+        matches!(self, Lang::Python) && cluster.contains('m')
+    }
+
+    /// Calls that run a shell command or program (last name component).
+    fn runs_shell(self, name: &str) -> bool {
+        const COMMON: &[&str] = &[
+            "system",
+            "popen",
+            "spawn",
+            "spawnSync",
+            "exec",
+            "execSync",
+            "execFile",
+            "execFileSync",
+        ];
+        let specific: &[&str] = match self {
+            Lang::Python => &[
+                "run",
+                "call",
+                "check_call",
+                "check_output",
+                "Popen",
+                "getoutput",
+                "getstatusoutput",
+                "execv",
+                "execvp",
+                "execve",
+                "execl",
+                "execlp",
+                "spawnv",
+                "spawnvp",
+                "spawnl",
+                "spawnlp",
+            ],
+            Lang::Perl => &["qx", "open"],
+            Lang::Ruby => &["capture2", "capture2e", "capture3", "popen3", "pipeline"],
+            Lang::Node => &["execa", "execaSync", "$"],
+            Lang::Php => &["shell_exec", "passthru", "proc_open", "pcntl_exec"],
+        };
+        (COMMON.contains(&name) && !(self == Lang::Python && name == "exec"))
+            || specific.contains(&name)
+    }
+
+    /// Calls that evaluate code of the same language.
+    fn evals_code(self, name: &str) -> bool {
+        name == "eval" || (self == Lang::Python && name == "exec")
+    }
+}
+
+/// One argument literal: a string, or a list of strings.
+enum Arg {
+    Str(String),
+    List(Vec<String>),
+    Other(String),
+}
+
+/// The commands and code the interpreter code runs.
+pub fn extract(lang: Lang, code: &str) -> Vec<NestedKind> {
+    let chars: Vec<char> = code.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if matches!(lang, Lang::Perl | Lang::Ruby | Lang::Php) && c == '`' {
+            if let Some((s, end)) = read_string(&chars, i) {
+                out.push(NestedKind::Script(Field::lit(s)));
+                i = end;
+                continue;
+            }
+        }
+        if c == '%' && lang == Lang::Ruby && chars.get(i + 1) == Some(&'x') {
+            if let Some((s, end)) = read_delimited(&chars, i + 2) {
+                out.push(NestedKind::Script(Field::lit(s)));
+                i = end;
+                continue;
+            }
+        }
+        let starts_ident = (c.is_alphabetic() || c == '_' || c == '$')
+            && (i == 0 || !(chars[i - 1].is_alphanumeric() || chars[i - 1] == '_'));
+        if !starts_ident {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_' || chars[i] == '$')
+        {
+            i += 1;
+        }
+        let name: String = chars[start..i].iter().collect();
+        if lang == Lang::Perl && name == "qx" {
+            if let Some((s, end)) = read_delimited(&chars, i) {
+                out.push(NestedKind::Script(Field::lit(s)));
+                i = end;
+            }
+            continue;
+        }
+        let shell = lang.runs_shell(&name);
+        if !shell && !lang.evals_code(&name) {
+            continue;
+        }
+        let (args, end) = read_args(&chars, i);
+        i = end;
+        let found = match args.as_slice() {
+            [] => continue,
+            _ if !shell => match &args[0] {
+                Arg::Str(s) => NestedKind::Code(lang, Field::lit(s.clone())),
+                _ => NestedKind::Dynamic(format!(
+                    "{} {name}() runs code only known when it runs",
+                    lang.name()
+                )),
+            },
+            [Arg::Str(s)] if !name.starts_with("exec") || name == "exec" || name == "execSync" => {
+                NestedKind::Script(Field::lit(s.clone()))
+            }
+            [Arg::Str(s), Arg::List(l), ..] => NestedKind::Argv(
+                std::iter::once(s)
+                    .chain(l.iter().skip(usize::from(l.first() == Some(s))))
+                    .map(Field::lit)
+                    .collect(),
+            ),
+            [Arg::List(l), ..] if !l.is_empty() => {
+                NestedKind::Argv(l.iter().map(Field::lit).collect())
+            }
+            all if all.iter().all(|a| matches!(a, Arg::Str(_))) => NestedKind::Argv(
+                all.iter()
+                    .filter_map(|a| {
+                        if let Arg::Str(s) = a {
+                            Some(Field::lit(s.clone()))
+                        } else {
+                            None
+                        }
+                    })
+                    .collect(),
+            ),
+            [Arg::Str(s), ..] => NestedKind::Script(Field::lit(s.clone())),
+            [first, ..] => {
+                let what = match first {
+                    Arg::Other(t) => t.clone(),
+                    _ => "a computed value".into(),
+                };
+                NestedKind::Dynamic(format!(
+                    "{} {name}({what}) runs a command only known when it runs",
+                    lang.name()
+                ))
+            }
+        };
+        out.push(found);
+    }
+    out
+}
+
+/// Reads call arguments at `i`: `(a, b)` or, for perl/ruby, a bare `system "…"`.
+fn read_args(chars: &[char], mut i: usize) -> (Vec<Arg>, usize) {
+    while chars.get(i).is_some_and(|c| *c == ' ') {
+        i += 1;
+    }
+    let paren = chars.get(i) == Some(&'(');
+    if paren {
+        i += 1;
+    } else if !matches!(chars.get(i), Some('"' | '\'' | '`' | '[')) {
+        return (Vec::new(), i);
+    }
+    let mut args = Vec::new();
+    loop {
+        while chars.get(i).is_some_and(|c| c.is_whitespace()) {
+            i += 1;
+        }
+        match chars.get(i) {
+            None | Some(')' | ';') => break,
+            Some(',') => i += 1,
+            Some('[') => {
+                let mut items = Vec::new();
+                i += 1;
+                loop {
+                    while chars.get(i).is_some_and(|c| c.is_whitespace() || *c == ',') {
+                        i += 1;
+                    }
+                    match chars.get(i) {
+                        Some(']') => {
+                            i += 1;
+                            break;
+                        }
+                        Some(_) => match read_string(chars, i) {
+                            Some((s, end)) => {
+                                items.push(s);
+                                i = end;
+                            }
+                            None => return (vec![Arg::Other(snippet(chars, i))], i),
+                        },
+                        None => break,
+                    }
+                }
+                args.push(Arg::List(items));
+            }
+            Some(_) => match read_string(chars, i) {
+                Some((s, end)) => {
+                    args.push(Arg::Str(s));
+                    i = end;
+                }
+                None => {
+                    if args.is_empty() {
+                        args.push(Arg::Other(snippet(chars, i)));
+                    }
+                    break;
+                }
+            },
+        }
+        if !paren && args.len() == 1 && chars.get(i) != Some(&',') {
+            break;
+        }
+    }
+    (args, i)
+}
+
+fn snippet(chars: &[char], i: usize) -> String {
+    chars[i..]
+        .iter()
+        .take_while(|c| !matches!(c, ')' | ',' | ';' | '\n'))
+        .take(40)
+        .collect()
+}
+
+/// A string literal at `i` (optionally prefixed `r`, `b`, `f`): its value and the index after it.
+fn read_string(chars: &[char], mut i: usize) -> Option<(String, usize)> {
+    while chars.get(i).is_some_and(|c| "rbfuRBFU".contains(*c))
+        && matches!(chars.get(i + 1), Some('"' | '\'' | 'r' | 'b' | 'f'))
+    {
+        i += 1;
+    }
+    let q = *chars.get(i)?;
+    if !matches!(q, '"' | '\'' | '`') {
+        return None;
+    }
+    let triple = chars.get(i + 1) == Some(&q) && chars.get(i + 2) == Some(&q);
+    let mut j = if triple { i + 3 } else { i + 1 };
+    let mut s = String::new();
+    while j < chars.len() {
+        let c = chars[j];
+        if c == q && (!triple || (chars.get(j + 1) == Some(&q) && chars.get(j + 2) == Some(&q))) {
+            return Some((s, if triple { j + 3 } else { j + 1 }));
+        }
+        if c == '\\' && j + 1 < chars.len() {
+            let e = chars[j + 1];
+            match e {
+                'n' => s.push('\n'),
+                't' => s.push('\t'),
+                _ => s.push(e),
+            }
+            j += 2;
+            continue;
+        }
+        s.push(c);
+        j += 1;
+    }
+    None
+}
+
+/// `qx(…)`, `qx{…}`, `%x(…)` and similar: text up to the matching delimiter.
+fn read_delimited(chars: &[char], i: usize) -> Option<(String, usize)> {
+    let open = *chars.get(i)?;
+    let close = match open {
+        '(' => ')',
+        '{' => '}',
+        '[' => ']',
+        '<' => '>',
+        c if c.is_ascii_punctuation() => c,
+        _ => return None,
+    };
+    let end = chars[i + 1..].iter().position(|&c| c == close)? + i + 1;
+    Some((chars[i + 1..end].iter().collect(), end + 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scripts(lang: Lang, code: &str) -> Vec<String> {
+        extract(lang, code)
+            .into_iter()
+            .map(|k| match k {
+                NestedKind::Script(f) => f.text,
+                NestedKind::Argv(v) => v.into_iter().map(|f| f.text).collect::<Vec<_>>().join(" "),
+                NestedKind::Code(_, f) => format!("code: {}", f.text),
+                NestedKind::Dynamic(d) => format!("dynamic: {d}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn finds_shell_outs() {
+        assert_eq!(
+            scripts(Lang::Python, "import os; os.system('rm -rf ~')"),
+            ["rm -rf ~"]
+        );
+        assert_eq!(
+            scripts(
+                Lang::Python,
+                "import subprocess; subprocess.run(['rm', '-rf', '/'])"
+            ),
+            ["rm -rf /"]
+        );
+        assert_eq!(
+            scripts(
+                Lang::Python,
+                r#"import subprocess as s; s.call("git push -f", shell=True)"#
+            ),
+            ["git push -f"]
+        );
+        assert_eq!(
+            scripts(Lang::Python, "exec(\"import os; os.system('x')\")"),
+            ["code: import os; os.system('x')"]
+        );
+        assert_eq!(
+            scripts(Lang::Perl, r#"system "rm -rf /tmp/x""#),
+            ["rm -rf /tmp/x"]
+        );
+        assert_eq!(
+            scripts(Lang::Perl, "print `git reset --hard`"),
+            ["git reset --hard"]
+        );
+        assert_eq!(scripts(Lang::Perl, "qx(ls)"), ["ls"]);
+        assert_eq!(scripts(Lang::Ruby, "%x(ls -la)"), ["ls -la"]);
+        assert_eq!(
+            scripts(Lang::Node, "require('child_process').execSync('rm -rf ~')"),
+            ["rm -rf ~"]
+        );
+        assert_eq!(
+            scripts(
+                Lang::Node,
+                "require('child_process').spawn('rm', ['-rf', '/'])"
+            ),
+            ["rm -rf /"]
+        );
+        assert_eq!(
+            scripts(Lang::Php, r#"shell_exec("rm -rf ~");"#),
+            ["rm -rf ~"]
+        );
+        assert!(scripts(Lang::Python, "import os; os.system(cmd)")[0].starts_with("dynamic"));
+        assert!(scripts(Lang::Python, "print('system is fine')").is_empty());
+    }
+}

@@ -1,0 +1,458 @@
+//! Programs that carry another script: shells with `-c`, `eval`, `su -c`, `ssh HOST CMD`,
+//! `docker exec`, `kubectl exec`, `find -exec`, `git -c alias.x=!…`, and interpreters given code
+//! (`python -c`). Also the `echo`/`printf` escape rules used to resolve trivial output.
+
+use super::interp::Lang;
+use super::unwrap::{Unwrapped, skip_options};
+use super::{Field, basename};
+
+pub struct Nested {
+    /// How this script was reached, for explain (`bash -c`, `ssh host`).
+    pub origin: String,
+    pub kind: NestedKind,
+}
+
+pub enum NestedKind {
+    /// Shell text to parse.
+    Script(Field),
+    /// Words to run with no shell in between.
+    Argv(Vec<Field>),
+    /// Interpreter code whose shell-outs are analysed.
+    Code(Lang, Field),
+    /// A script that is only known at run time; the text says what.
+    Dynamic(String),
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum StdinUse {
+    Shell,
+    Code(Lang),
+}
+
+const SHELLS: &[&str] = &[
+    "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "fish", "rbash",
+];
+
+fn script_of(words: &[Field]) -> Field {
+    Field {
+        text: words
+            .iter()
+            .map(|f| f.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" "),
+        dynamic: words.iter().any(|f| f.dynamic),
+    }
+}
+
+/// Finds the script a carrier runs; `words` may be rewritten to canonical form (git).
+pub fn carriers(words: &mut Vec<Field>, u: &mut Unwrapped) {
+    let prog = basename(&words[0].text).to_string();
+    let push = |u: &mut Unwrapped, origin: String, kind: NestedKind| {
+        u.nested.push(Nested { origin, kind })
+    };
+    if SHELLS.contains(&prog.as_str()) {
+        let (i, opts) = skip_options(words, 1, "oO", &["--rcfile", "--init-file"], false);
+        let plus_o = words
+            .iter()
+            .skip(1)
+            .take_while(|f| f.text.starts_with('+'))
+            .count();
+        let i = i + plus_o;
+        if opts.iter().any(|(n, _)| n == "-c") {
+            match words.get(i) {
+                Some(script) => push(u, format!("{prog} -c"), NestedKind::Script(script.clone())),
+                None => u.notes.push(format!("{prog} -c without a script")),
+            }
+        } else if i >= words.len() || opts.iter().any(|(n, _)| n == "-s") {
+            u.stdin = Some(StdinUse::Shell);
+        }
+        return;
+    }
+    if let Some(lang) = Lang::of(&prog) {
+        code_of(lang, words, u);
+        return;
+    }
+    match prog.as_str() {
+        "eval" if words.len() > 1 => {
+            push(u, "eval".into(), NestedKind::Script(script_of(&words[1..])))
+        }
+        "su" | "runuser" => {
+            let (i, opts) = skip_options(
+                words,
+                1,
+                "cgGswu",
+                &[
+                    "--command",
+                    "--group",
+                    "--supp-group",
+                    "--shell",
+                    "--whitelist-environment",
+                    "--user",
+                ],
+                false,
+            );
+            if let Some((_, Some(c))) = opts
+                .iter()
+                .rev()
+                .find(|(n, _)| n == "-c" || n == "--command")
+            {
+                push(u, prog.clone(), NestedKind::Script(Field::lit(c.clone())));
+            } else if opts.iter().any(|(n, _)| n == "-u" || n == "--user") && i < words.len() {
+                push(u, prog.clone(), NestedKind::Argv(words[i..].to_vec()));
+            } else {
+                // `su root -c CMD`: options may follow the user name.
+                let (_, more) = skip_options(words, i + 1, "cgGsw", &["--command"], false);
+                if let Some((_, Some(c))) = more
+                    .iter()
+                    .rev()
+                    .find(|(n, _)| n == "-c" || n == "--command")
+                {
+                    push(u, prog.clone(), NestedKind::Script(Field::lit(c.clone())));
+                }
+            }
+        }
+        "ssh" => {
+            let (i, _) = skip_options(words, 1, "bcDEeFIiJLlmOopQRSWwB", &[], false);
+            if words.len() > i + 1 {
+                let origin = format!("ssh {}", words[i].text);
+                push(u, origin, NestedKind::Script(script_of(&words[i + 1..])));
+            }
+        }
+        "docker" | "podman" | "nerdctl" => container_exec(&prog, words, u),
+        "docker-compose" | "podman-compose" => compose_exec(&prog, words, 1, u),
+        "kubectl" | "oc" => kubectl_exec(&prog, words, u),
+        "find" => find_exec(words, u),
+        "git" => git_globals(words, u),
+        _ => {}
+    }
+}
+
+fn code_of(lang: Lang, words: &[Field], u: &mut Unwrapped) {
+    let flags = lang.code_flags();
+    let mut i = 1;
+    while let Some(w) = words.get(i).map(|f| f.text.as_str()) {
+        if let Some(long) = w.strip_prefix("--") {
+            let (name, inline) = long
+                .split_once('=')
+                .map_or((long, None), |(n, v)| (n, Some(v)));
+            if ["eval", "print"].contains(&name) && matches!(lang, Lang::Node) {
+                let code = inline.map(Field::lit).or_else(|| words.get(i + 1).cloned());
+                if let Some(code) = code {
+                    u.nested.push(Nested {
+                        origin: format!("{} {w}", lang.name()),
+                        kind: NestedKind::Code(lang, code),
+                    });
+                }
+                return;
+            }
+            i += 1;
+            continue;
+        }
+        let Some(cluster) = w.strip_prefix('-').filter(|c| !c.is_empty()) else {
+            break;
+        };
+        if let Some(pos) = cluster.find(|c| flags.contains(c)) {
+            let rest = &cluster[pos + 1..];
+            let code = if rest.is_empty() {
+                words.get(i + 1).cloned()
+            } else {
+                Some(Field::lit(rest))
+            };
+            if let Some(code) = code {
+                u.nested.push(Nested {
+                    origin: format!("{} -{}", lang.name(), &cluster[pos..=pos]),
+                    kind: NestedKind::Code(lang, code),
+                });
+            }
+            return;
+        }
+        if lang.stops_at(cluster) {
+            return;
+        }
+        i += 1;
+    }
+    if matches!(lang, Lang::Node) && words.get(1).is_some_and(|w| w.text == "eval") {
+        if let Some(code) = words.get(2) {
+            u.nested.push(Nested {
+                origin: format!("{} eval", lang.name()),
+                kind: NestedKind::Code(lang, code.clone()),
+            });
+        }
+        return;
+    }
+    if i >= words.len() || words[i].text == "-" {
+        u.stdin = Some(StdinUse::Code(lang));
+    }
+}
+
+fn container_exec(prog: &str, words: &[Field], u: &mut Unwrapped) {
+    let (i, _) = skip_options(
+        words,
+        1,
+        "Hc",
+        &["--host", "--context", "--config", "--log-level"],
+        false,
+    );
+    match words.get(i).map(|f| f.text.as_str()) {
+        Some("exec") => {
+            let (j, _) = skip_options(
+                words,
+                i + 1,
+                "euw",
+                &[
+                    "--env",
+                    "--env-file",
+                    "--user",
+                    "--workdir",
+                    "--detach-keys",
+                ],
+                false,
+            );
+            if words.len() > j + 1 {
+                let origin = format!("{prog} exec {}", words[j].text);
+                u.nested.push(Nested {
+                    origin,
+                    kind: NestedKind::Argv(words[j + 1..].to_vec()),
+                });
+            }
+        }
+        Some("compose") => compose_exec(prog, words, i + 1, u),
+        _ => {}
+    }
+}
+
+fn compose_exec(prog: &str, words: &[Field], at: usize, u: &mut Unwrapped) {
+    let (i, _) = skip_options(
+        words,
+        at,
+        "fp",
+        &["--file", "--project-name", "--profile", "--env-file"],
+        false,
+    );
+    if words
+        .get(i)
+        .is_some_and(|f| f.text == "exec" || f.text == "run")
+    {
+        let (j, _) = skip_options(
+            words,
+            i + 1,
+            "euw",
+            &[
+                "--env",
+                "--user",
+                "--workdir",
+                "--index",
+                "--entrypoint",
+                "--name",
+            ],
+            false,
+        );
+        if words.len() > j + 1 {
+            let origin = format!("{prog} {} {}", words[i].text, words[j].text);
+            u.nested.push(Nested {
+                origin,
+                kind: NestedKind::Argv(words[j + 1..].to_vec()),
+            });
+        }
+    }
+}
+
+fn kubectl_exec(prog: &str, words: &[Field], u: &mut Unwrapped) {
+    if !words.iter().any(|f| f.text == "exec") {
+        return;
+    }
+    let start = match words.iter().position(|f| f.text == "--") {
+        Some(d) => d + 1,
+        None => {
+            let e = words.iter().position(|f| f.text == "exec").unwrap_or(0);
+            let (i, _) = skip_options(
+                words,
+                e + 1,
+                "cnf",
+                &["--container", "--namespace", "--filename", "--context"],
+                false,
+            );
+            i + 1
+        }
+    };
+    if start < words.len() {
+        u.nested.push(Nested {
+            origin: format!("{prog} exec"),
+            kind: NestedKind::Argv(words[start..].to_vec()),
+        });
+    }
+}
+
+fn find_exec(words: &[Field], u: &mut Unwrapped) {
+    let mut i = 1;
+    while i < words.len() {
+        let w = words[i].text.as_str();
+        if matches!(w, "-exec" | "-execdir" | "-ok" | "-okdir") {
+            let end = words[i + 1..]
+                .iter()
+                .position(|f| f.text == ";" || f.text == "+")
+                .map_or(words.len(), |n| i + 1 + n);
+            if end > i + 1 {
+                u.nested.push(Nested {
+                    origin: format!("find {w}"),
+                    kind: NestedKind::Argv(words[i + 1..end].to_vec()),
+                });
+            }
+            i = end;
+        }
+        i += 1;
+    }
+}
+
+/// `git -C dir --no-pager -c k=v push …` reads as `git push …`; `-c alias.x=!cmd` runs a shell.
+fn git_globals(words: &mut Vec<Field>, u: &mut Unwrapped) {
+    let with_value = [
+        "-C",
+        "-c",
+        "--git-dir",
+        "--work-tree",
+        "--namespace",
+        "--exec-path",
+        "--config-env",
+        "--super-prefix",
+    ];
+    let mut i = 1;
+    let mut removed = Vec::new();
+    while let Some(w) = words.get(i).map(|f| f.text.clone()) {
+        if !w.starts_with('-') {
+            break;
+        }
+        let takes_value = with_value.contains(&w.as_str());
+        let value = if takes_value {
+            words.get(i + 1).map(|f| f.text.clone())
+        } else {
+            None
+        };
+        let setting = value.as_deref().or_else(|| w.strip_prefix("-c"));
+        if w == "-c" {
+            if let Some((key, cmd)) = setting.and_then(|s| s.split_once('=')) {
+                if key.starts_with("alias.") && cmd.starts_with('!') {
+                    u.nested.push(Nested {
+                        origin: format!("git {key}"),
+                        kind: NestedKind::Script(Field::lit(&cmd[1..])),
+                    });
+                }
+            }
+        }
+        removed.push(w.clone());
+        i += 1;
+        if takes_value {
+            removed.extend(value);
+            i += 1;
+        }
+    }
+    if i > 1 {
+        u.notes
+            .push(format!("removed git options `{}`", removed.join(" ")));
+        words.drain(1..i.min(words.len()));
+    }
+}
+
+/// Backslash escapes as `echo -e` and `printf` read them.
+pub fn unescape(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let Some(e) = chars.next() else {
+            out.push('\\');
+            break;
+        };
+        let mut code = |radix: u32, max: usize, init: u32| {
+            let mut v = init;
+            for _ in 0..max {
+                match chars.peek().and_then(|c| c.to_digit(radix)) {
+                    Some(d) => {
+                        v = v * radix + d;
+                        chars.next();
+                    }
+                    None => break,
+                }
+            }
+            char::from_u32(v & 0xff)
+        };
+        match e {
+            'n' => out.push('\n'),
+            't' => out.push('\t'),
+            'r' => out.push('\r'),
+            'a' => out.push('\x07'),
+            'b' => out.push('\x08'),
+            'e' => out.push('\x1b'),
+            'f' => out.push('\x0c'),
+            'v' => out.push('\x0b'),
+            '\\' => out.push('\\'),
+            'x' => out.extend(code(16, 2, 0)),
+            '0' => out.extend(code(8, 3, 0)),
+            '1'..='7' => out.extend(code(8, 2, e.to_digit(8).unwrap_or(0))),
+            other => {
+                out.push('\\');
+                out.push(other);
+            }
+        }
+    }
+    out
+}
+
+/// The output of `printf FORMAT ARGS…` for `%s`, `%b`, `%c`, `%d` and `%%`.
+pub fn printf(format: &str, args: &[String]) -> String {
+    let format = unescape(format);
+    let mut out = String::new();
+    let mut args = args.iter();
+    for round in 0..64 {
+        let mut used = false;
+        let mut chars = format.chars();
+        while let Some(c) = chars.next() {
+            if c != '%' {
+                out.push(c);
+                continue;
+            }
+            let mut conv = chars.next();
+            while conv.is_some_and(|c| c.is_ascii_digit() || "-+ #.".contains(c)) {
+                conv = chars.next();
+            }
+            match conv {
+                Some('%') => out.push('%'),
+                Some('b') => {
+                    used = true;
+                    out.push_str(&unescape(args.next().map_or("", |s| s)));
+                }
+                Some('c') => {
+                    used = true;
+                    out.extend(args.next().and_then(|s| s.chars().next()));
+                }
+                Some(_) => {
+                    used = true;
+                    out.push_str(args.next().map_or("", |s| s));
+                }
+                None => out.push('%'),
+            }
+        }
+        if !used || args.len() == 0 || round == 63 {
+            break;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn printf_and_echo_escapes() {
+        assert_eq!(printf(r"\x72\x6d", &[]), "rm");
+        assert_eq!(printf("%s", &["rm".into()]), "rm");
+        assert_eq!(printf("%s-", &["a".into(), "b".into()]), "a-b-");
+        assert_eq!(printf(r"\162\155", &[]), "rm");
+        assert_eq!(unescape(r"\0162m"), "rm");
+        assert_eq!(printf("100%%", &[]), "100%");
+    }
+}

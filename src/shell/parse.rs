@@ -1,0 +1,718 @@
+//! A recursive-descent parser for the POSIX shell language with the bash extensions agents use:
+//! lists, pipelines, compound commands, functions, redirections and here-documents. Words are
+//! read in `word.rs`. The parser never guesses: input it cannot read is an error, and the caller
+//! asks the user instead of passing the command.
+
+use super::ast::{AndOr, Command, Pipeline, Redirect, Script, Simple, Word};
+
+/// Deepest nesting of lists, groups and substitutions the parser follows.
+pub const MAX_PARSE_DEPTH: usize = 100;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError {
+    pub message: String,
+    pub offset: usize,
+}
+
+pub type PResult<T> = Result<T, ParseError>;
+
+pub struct Parser {
+    pub(super) src: Vec<char>,
+    pub(super) pos: usize,
+    pub(super) depth: usize,
+    /// Where the next here-document body starts once the current line ends: (newline, resume).
+    pub(super) heredoc_jump: Option<(usize, usize)>,
+}
+
+/// What ends a list besides end of input.
+#[derive(Clone, Copy, Default)]
+struct Stop {
+    paren: bool,
+    words: &'static [&'static str],
+    case_arm: bool,
+}
+
+const RESERVED_STARTS: &[&str] = &[
+    "if", "while", "until", "for", "select", "case", "function", "{", "[[",
+];
+
+/// Parses a whole script.
+pub fn parse(text: &str) -> PResult<Script> {
+    let mut p = Parser::new(text);
+    let script = p.list(Stop::default())?;
+    p.blanks();
+    if p.pos < p.src.len() {
+        return p.err(format!("unexpected {:?}", p.src[p.pos]));
+    }
+    Ok(script)
+}
+
+impl Parser {
+    pub fn new(text: &str) -> Parser {
+        Parser {
+            src: text.chars().collect(),
+            pos: 0,
+            depth: 0,
+            heredoc_jump: None,
+        }
+    }
+
+    pub(super) fn err<T>(&self, message: impl Into<String>) -> PResult<T> {
+        Err(ParseError {
+            message: message.into(),
+            offset: self.pos,
+        })
+    }
+
+    pub(super) fn peek(&self) -> Option<char> {
+        self.src.get(self.pos).copied()
+    }
+
+    pub(super) fn peek_at(&self, n: usize) -> Option<char> {
+        self.src.get(self.pos + n).copied()
+    }
+
+    pub(super) fn starts_with(&self, s: &str) -> bool {
+        s.chars().enumerate().all(|(i, c)| self.src.get(self.pos + i) == Some(&c))
+    }
+
+    pub(super) fn enter(&mut self) -> PResult<()> {
+        self.depth += 1;
+        if self.depth > MAX_PARSE_DEPTH {
+            return self.err("nesting too deep");
+        }
+        Ok(())
+    }
+
+    /// Skips spaces, tabs, line continuations and comments (not newlines).
+    pub(super) fn blanks(&mut self) {
+        while let Some(c) = self.peek() {
+            match c {
+                ' ' | '\t' | '\r' => self.pos += 1,
+                '\\' if self.peek_at(1) == Some('\n') => self.pos += 2,
+                '#' => {
+                    while self.peek().is_some_and(|c| c != '\n') {
+                        self.pos += 1;
+                    }
+                }
+                _ => break,
+            }
+        }
+    }
+
+    /// Consumes one newline, jumping over here-document bodies read on this line.
+    fn newline(&mut self) {
+        match self.heredoc_jump.take() {
+            Some((nl, resume)) if nl == self.pos => self.pos = resume,
+            other => {
+                self.heredoc_jump = other;
+                self.pos += 1;
+            }
+        }
+    }
+
+    fn blanks_and_newlines(&mut self) {
+        loop {
+            self.blanks();
+            if self.peek() == Some('\n') {
+                self.newline();
+            } else {
+                break;
+            }
+        }
+    }
+
+    /// The reserved word at the cursor, if the next word is one of `words` exactly.
+    fn reserved(&self, words: &[&str]) -> Option<&'static str> {
+        const ALL: &[&str] = &[
+            "if", "then", "elif", "else", "fi", "while", "until", "do", "done", "for", "select",
+            "case", "esac", "in", "function", "{", "}", "!", "[[",
+        ];
+        for w in words {
+            if self.starts_with(w) {
+                let after = self.src.get(self.pos + w.chars().count()).copied();
+                let ends = match after {
+                    None => true,
+                    Some(c) => {
+                        c.is_whitespace()
+                            || (*w != "{"
+                                && *w != "}"
+                                && matches!(c, ';' | '&' | '|' | ')' | '(' | '<' | '>'))
+                            || (*w == "}" && matches!(c, ';' | ')' | '&' | '|'))
+                    }
+                };
+                if ends {
+                    return ALL.iter().copied().find(|a| a == w);
+                }
+            }
+        }
+        None
+    }
+
+    fn expect_reserved(&mut self, word: &'static str) -> PResult<()> {
+        self.blanks_and_newlines();
+        if self.reserved(&[word]).is_some() {
+            self.pos += word.chars().count();
+            Ok(())
+        } else {
+            self.err(format!("expected `{word}`"))
+        }
+    }
+
+    fn at_stop(&self, stop: Stop) -> bool {
+        match self.peek() {
+            None => true,
+            Some(')') if stop.paren || stop.case_arm => true,
+            Some(';') if stop.case_arm && matches!(self.peek_at(1), Some(';') | Some('&')) => true,
+            _ => self.reserved(stop.words).is_some(),
+        }
+    }
+
+    /// The list inside `$(…)` or `<(…)`, up to the closing parenthesis.
+    pub(super) fn subst_list(&mut self) -> PResult<Script> {
+        self.list(Stop {
+            paren: true,
+            ..Stop::default()
+        })
+    }
+
+    fn list(&mut self, stop: Stop) -> PResult<Script> {
+        self.enter()?;
+        let mut items = Vec::new();
+        loop {
+            self.blanks_and_newlines();
+            if self.at_stop(stop) {
+                break;
+            }
+            items.push(self.and_or()?);
+            self.blanks();
+            match self.peek() {
+                Some(';') if !matches!(self.peek_at(1), Some(';') | Some('&')) => self.pos += 1,
+                Some('&') if !matches!(self.peek_at(1), Some('&') | Some('>')) => self.pos += 1,
+                Some('\n') => self.newline(),
+                _ if self.at_stop(stop) => break,
+                Some(c) => return self.err(format!("unexpected {c:?}")),
+                None => break,
+            }
+        }
+        self.depth -= 1;
+        Ok(Script(items))
+    }
+
+    fn and_or(&mut self) -> PResult<AndOr> {
+        let mut pipelines = vec![self.pipeline()?];
+        loop {
+            self.blanks();
+            if self.starts_with("&&") || self.starts_with("||") {
+                self.pos += 2;
+                self.blanks_and_newlines();
+                pipelines.push(self.pipeline()?);
+            } else {
+                return Ok(AndOr(pipelines));
+            }
+        }
+    }
+
+    fn pipeline(&mut self) -> PResult<Pipeline> {
+        self.blanks();
+        while self.reserved(&["!"]).is_some() {
+            self.pos += 1;
+            self.blanks();
+        }
+        let mut cmds = vec![self.command()?];
+        loop {
+            self.blanks();
+            if self.starts_with("|&") {
+                self.pos += 2;
+            } else if self.peek() == Some('|') && self.peek_at(1) != Some('|') {
+                self.pos += 1;
+            } else {
+                return Ok(Pipeline(cmds));
+            }
+            self.blanks_and_newlines();
+            cmds.push(self.command()?);
+        }
+    }
+
+    fn command(&mut self) -> PResult<Command> {
+        self.blanks();
+        if self.starts_with("((") {
+            let raw = self.balanced_parens(2)?;
+            let nested = self.scan_nested(&raw)?;
+            return self.compound("((", vec![], vec![], nested);
+        }
+        if self.peek() == Some('(') {
+            self.pos += 1;
+            let body = self.list(Stop {
+                paren: true,
+                ..Stop::default()
+            })?;
+            self.close_paren()?;
+            return self.compound("(", vec![body], vec![], vec![]);
+        }
+        match self.reserved(RESERVED_STARTS) {
+            Some("{") => {
+                self.pos += 1;
+                let body = self.list(Stop {
+                    words: &["}"],
+                    ..Stop::default()
+                })?;
+                self.expect_reserved("}")?;
+                self.compound("{", vec![body], vec![], vec![])
+            }
+            Some("[[") => {
+                self.pos += 2;
+                let words = self.cond_words()?;
+                self.compound("[[", vec![], words, vec![])
+            }
+            Some("if") => self.if_clause(),
+            Some(kw @ ("while" | "until")) => {
+                self.pos += kw.len();
+                let cond = self.list(Stop {
+                    words: &["do"],
+                    ..Stop::default()
+                })?;
+                let body = self.do_group()?;
+                self.compound(kw, vec![cond, body], vec![], vec![])
+            }
+            Some(kw @ ("for" | "select")) => self.for_clause(kw),
+            Some("case") => self.case_clause(),
+            Some("function") => {
+                self.pos += "function".len();
+                self.blanks();
+                self.word()?.ok_or_else(|| ParseError {
+                    message: "function name expected".into(),
+                    offset: self.pos,
+                })?;
+                self.blanks();
+                if self.starts_with("()") {
+                    self.pos += 2;
+                }
+                self.function_body()
+            }
+            _ => self.simple_or_function(),
+        }
+    }
+
+    fn close_paren(&mut self) -> PResult<()> {
+        self.blanks_and_newlines();
+        if self.peek() == Some(')') {
+            self.pos += 1;
+            Ok(())
+        } else {
+            self.err("expected `)`")
+        }
+    }
+
+    fn compound(
+        &mut self,
+        kind: &'static str,
+        bodies: Vec<Script>,
+        words: Vec<Word>,
+        extra: Vec<Script>,
+    ) -> PResult<Command> {
+        let mut bodies = bodies;
+        bodies.extend(extra);
+        let mut redirects = Vec::new();
+        loop {
+            self.blanks();
+            match self.redirect()? {
+                Some(r) => redirects.push(r),
+                None => break,
+            }
+        }
+        Ok(Command::Compound {
+            kind,
+            bodies,
+            words,
+            redirects,
+        })
+    }
+
+    fn do_group(&mut self) -> PResult<Script> {
+        self.expect_reserved("do")?;
+        let body = self.list(Stop {
+            words: &["done"],
+            ..Stop::default()
+        })?;
+        self.expect_reserved("done")?;
+        Ok(body)
+    }
+
+    fn if_clause(&mut self) -> PResult<Command> {
+        self.pos += 2;
+        let mut bodies = Vec::new();
+        loop {
+            bodies.push(self.list(Stop {
+                words: &["then"],
+                ..Stop::default()
+            })?);
+            self.expect_reserved("then")?;
+            bodies.push(self.list(Stop {
+                words: &["elif", "else", "fi"],
+                ..Stop::default()
+            })?);
+            match self.reserved(&["elif", "else", "fi"]) {
+                Some("elif") => self.pos += 4,
+                Some("else") => {
+                    self.pos += 4;
+                    bodies.push(self.list(Stop {
+                        words: &["fi"],
+                        ..Stop::default()
+                    })?);
+                    self.expect_reserved("fi")?;
+                    break;
+                }
+                Some(_) => {
+                    self.pos += 2;
+                    break;
+                }
+                None => return self.err("expected `fi`"),
+            }
+        }
+        self.compound("if", bodies, vec![], vec![])
+    }
+
+    fn for_clause(&mut self, kw: &'static str) -> PResult<Command> {
+        self.pos += kw.len();
+        self.blanks();
+        if self.starts_with("((") {
+            let raw = self.balanced_parens(2)?;
+            let nested = self.scan_nested(&raw)?;
+            self.blanks();
+            if self.peek() == Some(';') {
+                self.pos += 1;
+            }
+            let body = self.do_group()?;
+            return self.compound(kw, vec![body], vec![], nested);
+        }
+        self.word()?.ok_or_else(|| ParseError {
+            message: format!("`{kw}` needs a variable name"),
+            offset: self.pos,
+        })?;
+        let mut words = Vec::new();
+        self.blanks_and_newlines();
+        if self.reserved(&["in"]).is_some() {
+            self.pos += 2;
+            loop {
+                self.blanks();
+                match self.word()? {
+                    Some(w) => words.push(w),
+                    None => break,
+                }
+            }
+        }
+        self.blanks();
+        if self.peek() == Some(';') {
+            self.pos += 1;
+        }
+        let body = self.do_group()?;
+        self.compound(kw, vec![body], words, vec![])
+    }
+
+    fn case_clause(&mut self) -> PResult<Command> {
+        self.pos += 4;
+        self.blanks();
+        let subject = self.word()?.ok_or_else(|| ParseError {
+            message: "`case` needs a word".into(),
+            offset: self.pos,
+        })?;
+        let mut words = vec![subject];
+        self.expect_reserved("in")?;
+        let mut bodies = Vec::new();
+        loop {
+            self.blanks_and_newlines();
+            if self.reserved(&["esac"]).is_some() {
+                self.pos += 4;
+                break;
+            }
+            if self.peek() == Some('(') {
+                self.pos += 1;
+            }
+            loop {
+                self.blanks();
+                let w = self.word()?.ok_or_else(|| ParseError {
+                    message: "case pattern expected".into(),
+                    offset: self.pos,
+                })?;
+                words.push(w);
+                self.blanks();
+                match self.peek() {
+                    Some('|') => self.pos += 1,
+                    Some(')') => {
+                        self.pos += 1;
+                        break;
+                    }
+                    _ => return self.err("expected `)` after case pattern"),
+                }
+            }
+            bodies.push(self.list(Stop {
+                words: &["esac"],
+                case_arm: true,
+                paren: false,
+            })?);
+            self.blanks_and_newlines();
+            for end in [";;&", ";;", ";&"] {
+                if self.starts_with(end) {
+                    self.pos += end.len();
+                    break;
+                }
+            }
+        }
+        self.compound("case", bodies, words, vec![])
+    }
+
+    fn function_body(&mut self) -> PResult<Command> {
+        self.blanks_and_newlines();
+        match self.command()? {
+            Command::Compound {
+                bodies,
+                words,
+                redirects,
+                ..
+            } => Ok(Command::Compound {
+                kind: "function",
+                bodies,
+                words,
+                redirects,
+            }),
+            Command::Simple(_) => self.err("function body must be a compound command"),
+        }
+    }
+
+    fn simple_or_function(&mut self) -> PResult<Command> {
+        let mut cmd = Simple::default();
+        loop {
+            self.blanks();
+            if let Some(r) = self.redirect()? {
+                cmd.redirects.push(r);
+                continue;
+            }
+            // `name ()` starts a function definition.
+            if cmd.words.len() == 1 && cmd.assigns.is_empty() && self.peek() == Some('(') {
+                let save = self.pos;
+                self.pos += 1;
+                self.blanks();
+                if self.peek() == Some(')') {
+                    self.pos += 1;
+                    return self.function_body();
+                }
+                self.pos = save;
+            }
+            let Some(word) = self.word()? else { break };
+            if cmd.words.is_empty() {
+                if let Some(assign) = super::word::as_assignment(&word) {
+                    cmd.assigns.push(assign);
+                    continue;
+                }
+            }
+            cmd.words.push(word);
+        }
+        if cmd.words.is_empty() && cmd.assigns.is_empty() && cmd.redirects.is_empty() {
+            return match self.peek() {
+                Some(c) => self.err(format!("unexpected {c:?}")),
+                None => self.err("unexpected end of input"),
+            };
+        }
+        Ok(Command::Simple(cmd))
+    }
+
+    /// Words of `[[ … ]]`, where `&&`, `||`, `<`, `>`, `(` and `)` are plain words.
+    fn cond_words(&mut self) -> PResult<Vec<Word>> {
+        let mut words = Vec::new();
+        loop {
+            self.blanks_and_newlines();
+            if self.starts_with("]]") {
+                self.pos += 2;
+                return Ok(words);
+            }
+            let op = ["&&", "||", "(", ")", "<", ">", "!"]
+                .into_iter()
+                .find(|op| self.starts_with(op));
+            if let Some(op) = op {
+                self.pos += op.len();
+                words.push(Word(vec![super::ast::Part::Lit {
+                    text: op.into(),
+                    quoted: false,
+                }]));
+                continue;
+            }
+            match self.word()? {
+                Some(w) => words.push(w),
+                None => return self.err("expected `]]`"),
+            }
+        }
+    }
+
+    /// A redirection at the cursor, if there is one.
+    fn redirect(&mut self) -> PResult<Option<Redirect>> {
+        let start = self.pos;
+        let mut fd = String::new();
+        while let Some(c) = self.peek().filter(char::is_ascii_digit) {
+            fd.push(c);
+            self.pos += 1;
+        }
+        if fd.is_empty() && self.peek() == Some('{') {
+            let close = self.src[self.pos..].iter().take(64).position(|&c| c == '}');
+            if let Some(n) = close {
+                let name: String = self.src[self.pos + 1..self.pos + n].iter().collect();
+                let next = self.src.get(self.pos + n + 1).copied();
+                if !name.is_empty()
+                    && name.chars().all(|c| c.is_alphanumeric() || c == '_')
+                    && matches!(next, Some('<' | '>'))
+                {
+                    fd = format!("{{{name}}}");
+                    self.pos += n + 1;
+                }
+            }
+        }
+        const OPS: &[&str] = &[
+            "<<<", "<<-", "&>>", "<<", ">>", ">|", "<>", "<&", ">&", "&>", "<", ">",
+        ];
+        let op = OPS.iter().copied().find(|op| self.starts_with(op));
+        let op = match op {
+            Some(op) if !(op == "<" || op == ">") || self.peek_at(1) != Some('(') => op,
+            _ => {
+                self.pos = start;
+                return Ok(None);
+            }
+        };
+        if op.starts_with('&') && !fd.is_empty() {
+            self.pos = start;
+            return Ok(None);
+        }
+        self.pos += op.len();
+        self.blanks();
+        let target = self.word()?.ok_or_else(|| ParseError {
+            message: format!("`{op}` needs a target"),
+            offset: self.pos,
+        })?;
+        let target = if op == "<<" || op == "<<-" {
+            self.heredoc(&target, op == "<<-")?
+        } else {
+            target
+        };
+        Ok(Some(Redirect { fd, op, target }))
+    }
+
+    /// Reads the body of a here-document whose delimiter word is `delim`; the body starts after
+    /// the end of the current line (or after the previous body on this line).
+    fn heredoc(&mut self, delim: &Word, strip_tabs: bool) -> PResult<Word> {
+        let quoted = delim
+            .0
+            .iter()
+            .any(|p| matches!(p, super::ast::Part::Lit { quoted: true, .. }));
+        let tag: String = delim
+            .0
+            .iter()
+            .map(|p| match p {
+                super::ast::Part::Lit { text, .. } => text.clone(),
+                _ => String::new(),
+            })
+            .collect();
+        let (newline, mut at) = match self.heredoc_jump {
+            Some(j) => j,
+            None => match self.src[self.pos..].iter().position(|&c| c == '\n') {
+                Some(n) => (self.pos + n, self.pos + n + 1),
+                None => return self.err(format!("here-document `{tag}` has no body")),
+            },
+        };
+        let mut body = String::new();
+        loop {
+            if at >= self.src.len() {
+                break;
+            }
+            let end = self.src[at..]
+                .iter()
+                .position(|&c| c == '\n')
+                .map_or(self.src.len(), |n| at + n);
+            let line: String = self.src[at..end].iter().collect();
+            let line = if strip_tabs {
+                line.trim_start_matches('\t').to_string()
+            } else {
+                line
+            };
+            at = (end + 1).min(self.src.len());
+            if line == tag {
+                break;
+            }
+            body.push_str(&line);
+            body.push('\n');
+        }
+        self.heredoc_jump = Some((newline, at));
+        if quoted {
+            return Ok(Word(vec![super::ast::Part::Lit {
+                text: body,
+                quoted: true,
+            }]));
+        }
+        let mut sub = Parser {
+            src: body.chars().collect(),
+            pos: 0,
+            depth: self.depth,
+            heredoc_jump: None,
+        };
+        sub.dquoted_until(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(src: &str) -> Script {
+        parse(src).unwrap_or_else(|e| panic!("{src:?}: {e:?}"))
+    }
+
+    #[test]
+    fn parses_the_shell_language() {
+        let cases = [
+            "a; b && c || d | e |& f & g",
+            "a\nb\n\n# comment\nc # trailing",
+            "(a; b) | { c; d; }",
+            "if a; then b; elif c; then d; else e; fi",
+            "while a; do b; done; until a; do b; done",
+            "for x in 1 2 3; do echo $x; done",
+            "for ((i=0; i<3; i++)); do echo; done",
+            "case $x in a|b) one;; (c) two;& *) three;;& esac",
+            "f() { rm -rf x; }; function g { h; }",
+            "[[ -f x && $y == z ]] && ((n++))",
+            "cat <<EOF\nbody $(rm -rf ~)\nEOF\necho after",
+            "cat <<'EOF' | sh\nrm -rf ~\nEOF",
+            "cat <<-A <<B\n\tone\n\tA\ntwo\nB\n",
+            "echo x > /dev/null 2>&1 &>> log <<< here {fd}>&-",
+            "diff <(ls a) >(wc -l) ",
+            "X=(a b c) Y=1 cmd",
+            "echo a\\\nb",
+            "! true",
+            "case x in\n  a) echo ;;\nesac",
+        ];
+        for c in cases {
+            ok(c);
+        }
+    }
+
+    #[test]
+    fn rejects_what_it_cannot_read() {
+        for bad in [
+            "echo 'unterminated",
+            "(a; b",
+            "if a; then b",
+            "a && ",
+            "| a",
+            "echo $(",
+            "cat <<EOF",
+            "for",
+        ] {
+            assert!(parse(bad).is_err(), "{bad:?} should not parse");
+        }
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_crash() {
+        let deep = "( ".repeat(500) + &")".repeat(500);
+        assert!(parse(&deep).is_err());
+        let subst = "$(".repeat(300) + &")".repeat(300);
+        assert!(parse(&format!("echo {subst}")).is_err());
+    }
+}

@@ -1,0 +1,510 @@
+//! Reading one word: quoting (single, double, backslash, `$'…'`, `$"…"`), parameter expansion,
+//! command substitution (`$(…)` and backticks, nested), process substitution and arithmetic.
+
+use super::ast::{Assign, Part, Script, Word};
+use super::parse::{PResult, ParseError, Parser};
+
+fn is_meta(c: char) -> bool {
+    matches!(
+        c,
+        ' ' | '\t' | '\r' | '\n' | ';' | '&' | '|' | '<' | '>' | '(' | ')'
+    )
+}
+
+/// Adds literal text to a word, merging with a previous literal of the same quoting.
+fn push_lit(parts: &mut Vec<Part>, s: &str, quoted: bool) {
+    if let Some(Part::Lit { text, quoted: q }) = parts.last_mut() {
+        if *q == quoted {
+            text.push_str(s);
+            return;
+        }
+    }
+    parts.push(Part::Lit {
+        text: s.to_string(),
+        quoted,
+    });
+}
+
+/// `NAME=value` (or `NAME+=value`) at the start of a simple command.
+pub fn as_assignment(word: &Word) -> Option<Assign> {
+    let Some(Part::Lit {
+        text,
+        quoted: false,
+    }) = word.0.first()
+    else {
+        return None;
+    };
+    let eq = text.find('=')?;
+    let name = text[..eq].trim_end_matches('+');
+    let mut chars = name.chars();
+    if !chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        || !chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        return None;
+    }
+    let mut value = Vec::new();
+    let rest = &text[eq + 1..];
+    if !rest.is_empty() {
+        value.push(Part::Lit {
+            text: rest.to_string(),
+            quoted: false,
+        });
+    }
+    value.extend(word.0[1..].iter().cloned());
+    Some(Assign {
+        name: name.to_string(),
+        value: Word(value),
+    })
+}
+
+impl Parser {
+    /// Reads a word at the cursor; `None` if the cursor is at an operator or end of input.
+    pub(super) fn word(&mut self) -> PResult<Option<Word>> {
+        let mut parts = Vec::new();
+        let start = self.pos;
+        while let Some(c) = self.peek() {
+            match c {
+                '<' | '>' if self.peek_at(1) == Some('(') && self.pos == start => {
+                    self.pos += 2;
+                    let script = self.subst_body()?;
+                    parts.push(Part::Proc { dir: c, script });
+                }
+                '(' if matches!(parts.last(), Some(Part::Lit { text, quoted: false }) if text.ends_with('='))
+                    && as_assignment(&Word(parts.clone())).is_some() =>
+                {
+                    self.pos += 1;
+                    parts.push(Part::Array(self.array_items()?));
+                }
+                c if is_meta(c) => break,
+                '\\' => match self.peek_at(1) {
+                    Some('\n') => self.pos += 2,
+                    Some(n) => {
+                        push_lit(&mut parts, &n.to_string(), true);
+                        self.pos += 2;
+                    }
+                    None => {
+                        push_lit(&mut parts, "\\", false);
+                        self.pos += 1;
+                    }
+                },
+                '\'' => {
+                    self.pos += 1;
+                    let end = self.src[self.pos..].iter().position(|&c| c == '\'');
+                    let Some(n) = end else {
+                        return self.err("unterminated single quote");
+                    };
+                    let text: String = self.src[self.pos..self.pos + n].iter().collect();
+                    self.pos += n + 1;
+                    parts.push(Part::Lit { text, quoted: true });
+                }
+                '"' => {
+                    self.pos += 1;
+                    let inner = self.dquoted_until(Some('"'))?;
+                    if inner.0.is_empty() {
+                        parts.push(Part::Lit {
+                            text: String::new(),
+                            quoted: true,
+                        });
+                    }
+                    for p in inner.0 {
+                        match p {
+                            Part::Lit { text, quoted } => push_lit(&mut parts, &text, quoted),
+                            other => parts.push(other),
+                        }
+                    }
+                }
+                '$' => self.dollar(&mut parts, false)?,
+                '`' => {
+                    let script = self.backtick()?;
+                    parts.push(Part::Subst {
+                        script,
+                        quoted: false,
+                    });
+                }
+                _ => {
+                    push_lit(&mut parts, &c.to_string(), false);
+                    self.pos += 1;
+                }
+            }
+        }
+        Ok(if self.pos == start {
+            None
+        } else {
+            Some(Word(parts))
+        })
+    }
+
+    fn array_items(&mut self) -> PResult<Vec<Word>> {
+        let mut items = Vec::new();
+        loop {
+            self.blanks();
+            while self.peek() == Some('\n') {
+                self.pos += 1;
+                self.blanks();
+            }
+            if self.peek() == Some(')') {
+                self.pos += 1;
+                return Ok(items);
+            }
+            match self.word()? {
+                Some(w) => items.push(w),
+                None => return self.err("unterminated array"),
+            }
+        }
+    }
+
+    /// Double-quoted text up to `end` (or to end of input for here-document bodies, where `"`
+    /// is an ordinary character).
+    pub(super) fn dquoted_until(&mut self, end: Option<char>) -> PResult<Word> {
+        let mut parts = Vec::new();
+        loop {
+            let Some(c) = self.peek() else {
+                return match end {
+                    Some(_) => self.err("unterminated double quote"),
+                    None => Ok(Word(parts)),
+                };
+            };
+            if Some(c) == end {
+                self.pos += 1;
+                return Ok(Word(parts));
+            }
+            match c {
+                '\\' => {
+                    let specials: &[char] = if end.is_some() {
+                        &['$', '`', '"', '\\']
+                    } else {
+                        &['$', '`', '\\']
+                    };
+                    match self.peek_at(1) {
+                        Some('\n') => self.pos += 2,
+                        Some(n) if specials.contains(&n) => {
+                            push_lit(&mut parts, &n.to_string(), true);
+                            self.pos += 2;
+                        }
+                        _ => {
+                            push_lit(&mut parts, "\\", true);
+                            self.pos += 1;
+                        }
+                    }
+                }
+                '$' => self.dollar(&mut parts, true)?,
+                '`' => {
+                    let script = self.backtick()?;
+                    parts.push(Part::Subst {
+                        script,
+                        quoted: true,
+                    });
+                }
+                _ => {
+                    push_lit(&mut parts, &c.to_string(), true);
+                    self.pos += 1;
+                }
+            }
+        }
+    }
+
+    fn dollar(&mut self, parts: &mut Vec<Part>, quoted: bool) -> PResult<()> {
+        let next = self.peek_at(1);
+        match next {
+            Some('\'') if !quoted => {
+                self.pos += 2;
+                let text = self.ansi_c()?;
+                parts.push(Part::Lit { text, quoted: true });
+            }
+            Some('"') if !quoted => {
+                self.pos += 2;
+                let inner = self.dquoted_until(Some('"'))?;
+                parts.extend(inner.0);
+            }
+            Some('(') if self.peek_at(2) == Some('(') => {
+                let save = self.pos;
+                self.pos += 1;
+                match self.balanced_parens(2) {
+                    Ok(raw) => {
+                        let nested = self.scan_nested(&raw)?;
+                        parts.push(Part::Arith { raw, nested });
+                    }
+                    Err(_) => {
+                        // `$( (a); b )`: a command substitution starting with a subshell.
+                        self.pos = save + 2;
+                        let script = self.subst_body()?;
+                        parts.push(Part::Subst { script, quoted });
+                    }
+                }
+            }
+            Some('(') => {
+                self.pos += 2;
+                let script = self.subst_body()?;
+                parts.push(Part::Subst { script, quoted });
+            }
+            Some('{') => {
+                self.pos += 2;
+                let raw = self.brace_param()?;
+                let ident_len = raw
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .count();
+                let simple = ident_len == raw.chars().count() && ident_len > 0;
+                let special = raw.chars().count() == 1 && "@*#?$!-0".contains(raw.as_str());
+                if simple || special {
+                    parts.push(Part::Param {
+                        name: raw,
+                        quoted,
+                        raw: None,
+                        nested: vec![],
+                    });
+                } else {
+                    let name: String = raw
+                        .trim_start_matches(['#', '!'])
+                        .chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_')
+                        .collect();
+                    let nested = self.scan_nested(&raw)?;
+                    parts.push(Part::Param {
+                        name,
+                        quoted,
+                        raw: Some(raw),
+                        nested,
+                    });
+                }
+            }
+            Some(c) if c.is_ascii_alphabetic() || c == '_' => {
+                self.pos += 1;
+                let mut name = String::new();
+                while let Some(c) = self
+                    .peek()
+                    .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
+                {
+                    name.push(c);
+                    self.pos += 1;
+                }
+                parts.push(Part::Param {
+                    name,
+                    quoted,
+                    raw: None,
+                    nested: vec![],
+                });
+            }
+            Some(c) if c.is_ascii_digit() || "@*#?$!-".contains(c) => {
+                self.pos += 2;
+                parts.push(Part::Param {
+                    name: c.to_string(),
+                    quoted,
+                    raw: None,
+                    nested: vec![],
+                });
+            }
+            _ => {
+                push_lit(parts, "$", quoted);
+                self.pos += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// The script of `$(…)` or `<(…)`, cursor just after the `(`.
+    fn subst_body(&mut self) -> PResult<Script> {
+        self.enter()?;
+        let script = self.subst_list()?;
+        self.blanks();
+        while self.peek() == Some('\n') {
+            self.pos += 1;
+            self.blanks();
+        }
+        if self.peek() != Some(')') {
+            return self.err("unterminated `$(`");
+        }
+        self.pos += 1;
+        self.depth -= 1;
+        Ok(script)
+    }
+
+    /// Text inside balanced parentheses; the cursor is on the first of `open` opening parens.
+    pub(super) fn balanced_parens(&mut self, open: usize) -> PResult<String> {
+        let start = self.pos;
+        self.pos += open;
+        let mut depth = open;
+        let body_start = self.pos;
+        while let Some(c) = self.peek() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth < open {
+                        if open == 2 && self.peek_at(1) != Some(')') {
+                            break;
+                        }
+                        let raw: String = self.src[body_start..self.pos].iter().collect();
+                        self.pos += open;
+                        return Ok(raw);
+                    }
+                }
+                '\\' => self.pos += 1,
+                _ => {}
+            }
+            self.pos += 1;
+        }
+        self.pos = start;
+        Err(ParseError {
+            message: "unterminated `((`".into(),
+            offset: start,
+        })
+    }
+
+    /// Substitutions inside opaque text (arithmetic, `${x:-…}`), parsed as double-quoted text.
+    pub(super) fn scan_nested(&mut self, raw: &str) -> PResult<Vec<Script>> {
+        if !raw.contains('$') && !raw.contains('`') {
+            return Ok(vec![]);
+        }
+        let mut sub = Parser::new(raw);
+        sub.depth = self.depth;
+        let word = sub.dquoted_until(None).map_err(|e| ParseError {
+            offset: self.pos,
+            ..e
+        })?;
+        let mut out = Vec::new();
+        for part in word.0 {
+            match part {
+                Part::Subst { script, .. } | Part::Proc { script, .. } => out.push(script),
+                Part::Param { nested, .. } | Part::Arith { nested, .. } => out.extend(nested),
+                _ => {}
+            }
+        }
+        Ok(out)
+    }
+
+    /// The inside of `${…}`, cursor just after `${`.
+    fn brace_param(&mut self) -> PResult<String> {
+        let start = self.pos;
+        let mut depth = 1;
+        let mut quote: Option<char> = None;
+        while let Some(c) = self.peek() {
+            match (quote, c) {
+                (Some(q), c) if c == q => quote = None,
+                (Some('"') | None, '\\') => self.pos += 1,
+                (Some(_), _) => {}
+                (None, '\'' | '"') => quote = Some(c),
+                (None, '{') => depth += 1,
+                (None, '}') => {
+                    depth -= 1;
+                    if depth == 0 {
+                        let raw: String = self.src[start..self.pos].iter().collect();
+                        self.pos += 1;
+                        return Ok(raw);
+                    }
+                }
+                _ => {}
+            }
+            self.pos += 1;
+        }
+        self.err("unterminated `${`")
+    }
+
+    /// A backtick substitution, cursor on the opening backtick.
+    fn backtick(&mut self) -> PResult<Script> {
+        self.pos += 1;
+        let mut inner = String::new();
+        loop {
+            match self.peek() {
+                None => return self.err("unterminated backtick"),
+                Some('`') => {
+                    self.pos += 1;
+                    break;
+                }
+                Some('\\') if matches!(self.peek_at(1), Some('`' | '\\' | '$')) => {
+                    inner.push(self.src[self.pos + 1]);
+                    self.pos += 2;
+                }
+                Some(c) => {
+                    inner.push(c);
+                    self.pos += 1;
+                }
+            }
+        }
+        let mut sub = Parser::new(&inner);
+        sub.depth = self.depth + 1;
+        if sub.depth > super::parse::MAX_PARSE_DEPTH {
+            return self.err("nesting too deep");
+        }
+        sub.subst_list().map_err(|e| ParseError {
+            offset: self.pos,
+            ..e
+        })
+    }
+
+    /// ANSI-C quoted text, cursor just after `$'`.
+    fn ansi_c(&mut self) -> PResult<String> {
+        let mut out = String::new();
+        loop {
+            let Some(c) = self.peek() else {
+                return self.err("unterminated $'");
+            };
+            self.pos += 1;
+            match c {
+                '\'' => return Ok(out),
+                '\\' => {
+                    let Some(e) = self.peek() else {
+                        return self.err("unterminated $'");
+                    };
+                    self.pos += 1;
+                    match e {
+                        'a' => out.push('\x07'),
+                        'b' => out.push('\x08'),
+                        'e' | 'E' => out.push('\x1b'),
+                        'f' => out.push('\x0c'),
+                        'n' => out.push('\n'),
+                        'r' => out.push('\r'),
+                        't' => out.push('\t'),
+                        'v' => out.push('\x0b'),
+                        'c' => {
+                            if let Some(ctl) = self.peek() {
+                                self.pos += 1;
+                                out.push(char::from((ctl as u8 & 0x1f) & 0x7f));
+                            }
+                        }
+                        'x' => self.push_code(&mut out, 16, 2),
+                        'u' => self.push_code(&mut out, 16, 4),
+                        'U' => self.push_code(&mut out, 16, 8),
+                        '0'..='7' => {
+                            self.pos -= 1;
+                            self.push_code(&mut out, 8, 3);
+                        }
+                        other => {
+                            if !matches!(other, '\\' | '\'' | '"' | '?') {
+                                out.push('\\');
+                            }
+                            out.push(other);
+                        }
+                    }
+                }
+                c => out.push(c),
+            }
+        }
+    }
+
+    fn push_code(&mut self, out: &mut String, radix: u32, max: usize) {
+        let mut value = 0u32;
+        let mut n = 0;
+        while n < max {
+            match self.peek().and_then(|c| c.to_digit(radix)) {
+                Some(d) => {
+                    value = value * radix + d;
+                    self.pos += 1;
+                    n += 1;
+                }
+                None => break,
+            }
+        }
+        if n == 0 {
+            out.push('\\');
+            return;
+        }
+        if radix == 8 || max == 2 {
+            // Octal and \x escapes are bytes; bytes above 0x7f are shown as their code point.
+            value &= 0xff;
+        }
+        out.push(char::from_u32(value).unwrap_or('\u{fffd}'));
+    }
+}

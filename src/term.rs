@@ -1,0 +1,51 @@
+//! The one place that prepares text for a terminal. Text from the agent is hostile: control,
+//! escape and bidi characters are shown as escapes (`\x1b`, `\u{202e}`) so a command cannot
+//! repaint or reorder what the user reads.
+
+use std::fmt::Write as _;
+
+fn is_bidi(c: char) -> bool {
+    matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+fn is_invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{200b}'..='\u{200d}' | '\u{2060}' | '\u{feff}' | '\u{00ad}'
+    )
+}
+
+/// `text` with every control, escape, bidi and invisible character escaped.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() && (c as u32) < 0x100 => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c if is_bidi(c) || is_invisible(c) || c.is_control() => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::escape;
+
+    #[test]
+    fn escapes_what_could_repaint_the_screen() {
+        assert_eq!(escape("rm -rf ~"), "rm -rf ~");
+        assert_eq!(escape("a\x1b[2Jb"), "a\\x1b[2Jb");
+        assert_eq!(escape("x\u{202e}y"), "x\\u{202e}y");
+        assert_eq!(escape("a\nb\r\u{7}"), "a\\nb\\r\\x07");
+        assert_eq!(escape("\u{9b}"), "\\x9b");
+        assert_eq!(escape("z\u{200b}w"), "z\\u{200b}w");
+    }
+}
