@@ -46,50 +46,27 @@ fn emit_pack(path: &Path, pack: &str, seen: &mut HashSet<String>, out: &mut Stri
         Err(e) => fail(path, &text, e.span().map_or(0, |s| s.start), e.message()),
     };
     if file.settings.is_some() || !file.disable.is_empty() || !file.allows.is_empty() {
-        fail(
-            path,
-            &text,
-            0,
-            "a built-in pack holds only [[rule]] entries",
-        );
+        fail(path, &text, 0, "a built-in pack holds only [[rule]] entries");
     }
     for rule in &file.rules {
         let id = rule.id.get_ref();
         let at = rule.id.span().start;
         if !id.starts_with(&format!("{pack}.")) {
-            fail(
-                path,
-                &text,
-                at,
-                &format!("rule {id:?}: ids in this pack start with \"{pack}.\""),
-            );
+            fail(path, &text, at, &format!("rule {id:?}: ids in this pack start with \"{pack}.\""));
         }
         if !seen.insert(id.clone()) {
             fail(path, &text, at, &format!("rule {id:?}: duplicate id"));
         }
-        let patterns = [
-            Some(&rule.pattern),
-            rule.unless.as_ref(),
-            rule.operand.as_ref(),
-            rule.unless_operand.as_ref(),
-        ];
+        let patterns = [Some(&rule.pattern), rule.unless.as_ref(), rule.operand.as_ref(), rule.unless_operand.as_ref()];
         for p in patterns.into_iter().flatten() {
             if let Err(e) = literals::check_syntax(p.get_ref()) {
-                fail(
-                    path,
-                    &text,
-                    p.span().start,
-                    &format!("rule {id:?}: invalid regex: {e}"),
-                );
+                fail(path, &text, p.span().start, &format!("rule {id:?}: invalid regex: {e}"));
             }
         }
         let (line, _) = schema::line_col(&text, rule.id.span().start);
         let lits = match literals::required_literals(rule.pattern.get_ref()) {
             Some(l) => {
-                let items: Vec<String> = l
-                    .iter()
-                    .map(|b| format!("b\"{}\"", b.escape_ascii()))
-                    .collect();
+                let items: Vec<String> = l.iter().map(|b| format!("b\"{}\"", b.escape_ascii())).collect();
                 format!("Some(&[{}])", items.join(", "))
             }
             None => "None".to_string(),

@@ -7,12 +7,7 @@ use clap::{Args, Parser, Subcommand};
 
 /// Guard an AI agent's shell commands: ordinary commands run at once, dangerous ones stop.
 #[derive(Debug, Parser)]
-#[command(
-    name = "cmdguard",
-    version,
-    args_conflicts_with_subcommands = true,
-    max_term_width = 100
-)]
+#[command(name = "cmdguard", version, max_term_width = 100)]
 #[command(
     override_usage = "cmdguard [OPTIONS] -c STRING\n       cmdguard [OPTIONS] -- PROG [ARGS]...\n       cmdguard [OPTIONS] <COMMAND>"
 )]

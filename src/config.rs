@@ -2,7 +2,7 @@
 //! user's `rules.toml` ⊕ the nearest `.cmdguard.toml` walking up ⊕ `--rules FILE`. The result is
 //! one `Policy`. Any error here is a configuration error: the command does not run (exit 78).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use crate::rules::compile::{self, FileItems};
@@ -36,9 +36,7 @@ pub fn user_config_dir() -> Option<PathBuf> {
 
 /// The nearest `.cmdguard.toml` in `cwd` or a parent.
 pub fn find_project_file(cwd: &Path) -> Option<PathBuf> {
-    cwd.ancestors()
-        .map(|d| d.join(PROJECT_FILE))
-        .find(|p| p.is_file())
+    cwd.ancestors().map(|d| d.join(PROJECT_FILE)).find(|p| p.is_file())
 }
 
 /// The rules files to read, lowest layer first.
@@ -60,28 +58,18 @@ pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
     let mut rules = compile::builtin_rules();
     let mut allows = Vec::new();
     let mut settings = Settings::default();
-    let mut sources = vec![Source {
-        layer: Layer::Builtin,
-        path: "rules/*.toml (compiled in)".into(),
-        loaded: true,
-    }];
+    let mut sources = vec![Source { layer: Layer::Builtin, path: "rules/*.toml (compiled in)".into(), loaded: true }];
     let mut disables = Vec::new();
     for (layer, path) in source_paths(cwd, extra) {
         let shown = path.display().to_string();
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && layer != Layer::Cli => {
-                sources.push(Source {
-                    layer,
-                    path: shown,
-                    loaded: false,
-                });
+                sources.push(Source { layer, path: shown, loaded: false });
                 continue;
             }
             Err(e) => {
-                return Err(ConfigError::new(format!(
-                    "rules file {shown}: cannot read it: {e}"
-                )));
+                return Err(ConfigError::new(format!("rules file {shown}: cannot read it: {e}")));
             }
         };
         let items: FileItems = compile::parse_file(&shown, &text, layer)?;
@@ -95,14 +83,14 @@ pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
         }
         rules.extend(items.rules);
         allows.extend(items.allows);
-        sources.push(Source {
-            layer,
-            path: shown,
-            loaded: true,
-        });
+        sources.push(Source { layer, path: shown, loaded: true });
     }
     check_unique(&rules)?;
-    apply_disables(&mut rules, disables)?;
+    let known: HashSet<(String, String)> = rules
+        .iter()
+        .flat_map(|r| [(r.origin.file.clone(), r.id.to_string()), (r.origin.file.clone(), r.pack().to_string())])
+        .collect();
+    apply_disables(&mut rules, disables, &known)?;
     Ok(Policy::new(rules, allows, settings, sources))
 }
 
@@ -124,13 +112,14 @@ fn check_unique(rules: &[crate::rules::Rule]) -> Result<(), ConfigError> {
 fn apply_disables(
     rules: &mut Vec<crate::rules::Rule>,
     disables: Vec<((String, usize, usize), String)>,
+    known: &HashSet<(String, String)>,
 ) -> Result<(), ConfigError> {
     for ((name, line, col), file) in disables {
         let hits = |r: &crate::rules::Rule| {
-            (r.origin.layer == Layer::Builtin || r.origin.file == file)
-                && (r.id == name || r.pack() == name)
+            (r.origin.layer == Layer::Builtin || r.origin.file == file) && (r.id == name || r.pack() == name)
         };
-        if !rules.iter().any(hits) {
+        let builtin = |f: &str| f.starts_with("rules/");
+        if !known.iter().any(|(f, n)| *n == name && (*f == file || builtin(f))) {
             return Err(ConfigError::new(format!(
                 "rules file {file}, line {line}, column {col}: `disable` names {name:?}, which is no built-in rule or pack; see `cmdguard rules list`"
             )));

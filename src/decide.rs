@@ -59,12 +59,8 @@ pub struct Decision {
 impl Decision {
     /// Ids of the rules that decide the verdict (allowed hits left out), concerns included.
     pub fn rule_ids<'p>(&self, policy: &'p Policy) -> Vec<&'p str> {
-        let mut ids: Vec<&str> = self
-            .hits
-            .iter()
-            .filter(|h| h.allowed_by.is_none())
-            .map(|h| policy.rules[h.rule].id.as_ref())
-            .collect();
+        let mut ids: Vec<&str> =
+            self.hits.iter().filter(|h| h.allowed_by.is_none()).map(|h| policy.rules[h.rule].id.as_ref()).collect();
         ids.extend(self.concerns.iter().map(|c| c.id));
         ids.dedup();
         ids
@@ -95,22 +91,14 @@ pub fn decide(policy: &Policy, analysis: &Analysis) -> Decision {
         let first = hits.len();
         for i in policy.candidates(target, text) {
             if let Some(span) = policy.rules[i].find(text, segment) {
-                hits.push(Hit {
-                    rule: i,
-                    unit,
-                    span,
-                    allowed_by: None,
-                });
+                hits.push(Hit { rule: i, unit, span, allowed_by: None });
             }
         }
         let unit_hits = &mut hits[first..];
         if unit_hits.is_empty() {
             continue;
         }
-        let unit_verdict = if unit_hits
-            .iter()
-            .any(|h| policy.rules[h.rule].action == Action::Deny)
-        {
+        let unit_verdict = if unit_hits.iter().any(|h| policy.rules[h.rule].action == Action::Deny) {
             Verdict::Deny
         } else if let Some(a) = policy.allows.iter().position(|a| a.covers(text)) {
             unit_hits.iter_mut().for_each(|h| h.allowed_by = Some(a));
@@ -135,9 +123,5 @@ pub fn decide(policy: &Policy, analysis: &Analysis) -> Decision {
     if !concerns.is_empty() {
         verdict = verdict.max(Verdict::Ask);
     }
-    Decision {
-        verdict,
-        hits,
-        concerns,
-    }
+    Decision { verdict, hits, concerns }
 }

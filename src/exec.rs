@@ -39,10 +39,7 @@ impl Job {
 /// Runs `job` in place of this process. Returns only if the exec failed.
 pub fn exec(job: &Job, shell: &Path) -> ExitCode {
     let (program, err) = match job {
-        Job::Script(s) => (
-            shell.as_os_str().to_os_string(),
-            Command::new(shell).arg("-c").arg(s).exec(),
-        ),
+        Job::Script(s) => (shell.as_os_str().to_os_string(), Command::new(shell).arg("-c").arg(s).exec()),
         Job::Argv(v) => (v[0].clone(), Command::new(&v[0]).args(&v[1..]).exec()),
     };
     let shown = crate::term::escape(&program.to_string_lossy());

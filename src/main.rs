@@ -28,11 +28,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() {
-                exit::code(exit::USAGE)
-            } else {
-                ExitCode::SUCCESS
-            };
+            return if e.use_stderr() { exit::code(exit::USAGE) } else { ExitCode::SUCCESS };
         }
     };
     match run(&cli) {
@@ -40,9 +36,7 @@ fn main() -> ExitCode {
         Err(e) => {
             eprintln!("cmdguard: {e:#}");
             if e.downcast_ref::<config::ConfigError>().is_some() {
-                eprintln!(
-                    "cmdguard: the configuration is broken, so nothing was run; fix the file named above"
-                );
+                eprintln!("cmdguard: the configuration is broken, so nothing was run; fix the file named above");
                 exit::code(exit::CONFIG)
             } else if e.downcast_ref::<cmd::UsageError>().is_some() {
                 exit::code(exit::USAGE)
@@ -54,6 +48,11 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
+    if cli.sub.is_some() && (cli.command.script.is_some() || !cli.command.argv.is_empty()) {
+        return Err(
+            cmd::UsageError("give the command after the subcommand, as in `cmdguard check -c STRING`".into()).into()
+        );
+    }
     match &cli.sub {
         Some(Sub::Check(args)) => cmd::check::run(&cli.global, args),
         Some(Sub::Explain(args)) => cmd::explain::run(&cli.global, args),

@@ -21,11 +21,7 @@ pub fn decided_by(decision: &Decision) -> &'static str {
 
 /// The refusal message for stderr.
 pub fn refusal(command: &str, policy: &Policy, decision: &Decision, json: bool) -> String {
-    let hits: Vec<_> = decision
-        .hits
-        .iter()
-        .filter(|h| h.allowed_by.is_none())
-        .collect();
+    let hits: Vec<_> = decision.hits.iter().filter(|h| h.allowed_by.is_none()).collect();
     if json {
         let rules: Vec<_> = hits
             .iter()
@@ -34,11 +30,7 @@ pub fn refusal(command: &str, policy: &Policy, decision: &Decision, json: bool) 
                 json!({"id": r.id, "action": action_name(r.action), "reason": r.reason, "tip": r.tip})
             })
             .collect();
-        let concerns: Vec<_> = decision
-            .concerns
-            .iter()
-            .map(|c| json!({"id": c.id, "detail": c.detail}))
-            .collect();
+        let concerns: Vec<_> = decision.concerns.iter().map(|c| json!({"id": c.id, "detail": c.detail})).collect();
         let obj = json!({
             "cmdguard": "not-run",
             "command": command,
@@ -58,12 +50,7 @@ pub fn refusal(command: &str, policy: &Policy, decision: &Decision, json: bool) 
             continue;
         }
         seen.push(h.rule);
-        out.push_str(&format!(
-            "  rule {} ({}): {}\n",
-            r.id,
-            action_name(r.action),
-            escape(&r.reason)
-        ));
+        out.push_str(&format!("  rule {} ({}): {}\n", r.id, action_name(r.action), escape(&r.reason)));
         if let Some(tip) = &r.tip {
             out.push_str(&format!("    safer: {}\n", escape(tip)));
         }

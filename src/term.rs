@@ -9,10 +9,7 @@ fn is_bidi(c: char) -> bool {
 }
 
 fn is_invisible(c: char) -> bool {
-    matches!(
-        c,
-        '\u{200b}'..='\u{200d}' | '\u{2060}' | '\u{feff}' | '\u{00ad}'
-    )
+    matches!(c, '\u{200b}'..='\u{200d}' | '\u{2060}' | '\u{feff}' | '\u{00ad}')
 }
 
 /// `text` with every control, escape, bidi and invisible character escaped.

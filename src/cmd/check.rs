@@ -55,12 +55,7 @@ fn human(command: &str, policy: &Policy, decision: &Decision) -> String {
                 policy.allows[a].describe(),
                 policy.allows[a].origin
             )),
-            None => out.push_str(&format!(
-                "  {} ({}): {}\n",
-                r.id,
-                crate::report::action_name(r.action),
-                r.reason
-            )),
+            None => out.push_str(&format!("  {} ({}): {}\n", r.id, crate::report::action_name(r.action), r.reason)),
         }
     }
     for c in &decision.concerns {

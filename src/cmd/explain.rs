@@ -69,12 +69,7 @@ pub fn run(global: &Global, args: &CommandArgs) -> Result<ExitCode> {
         );
         let _ = writeln!(out, "      rule at {}: {}", r.origin, r.reason);
         if let Some(a) = h.allowed_by {
-            let _ = writeln!(
-                out,
-                "      allowed by {} at {}",
-                policy.allows[a].describe(),
-                policy.allows[a].origin
-            );
+            let _ = writeln!(out, "      allowed by {} at {}", policy.allows[a].describe(), policy.allows[a].origin);
         }
     }
     for c in &decision.concerns {

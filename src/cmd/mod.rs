@@ -30,13 +30,10 @@ pub fn job(args: &CommandArgs) -> Result<Job> {
     match (&args.script, args.argv.is_empty()) {
         (Some(s), true) => Ok(Job::Script(s.clone())),
         (None, false) => Ok(Job::Argv(args.argv.clone())),
-        (Some(_), false) => {
-            Err(UsageError("give either -c STRING or -- PROG [ARGS]..., not both".into()).into())
+        (Some(_), false) => Err(UsageError("give either -c STRING or -- PROG [ARGS]..., not both".into()).into()),
+        (None, true) => {
+            Err(UsageError("no command given: use -c STRING or -- PROG [ARGS]... (see cmdguard --help)".into()).into())
         }
-        (None, true) => Err(UsageError(
-            "no command given: use -c STRING or -- PROG [ARGS]... (see cmdguard --help)".into(),
-        )
-        .into()),
     }
 }
 

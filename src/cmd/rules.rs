@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::cli::{Global, RulesCmd};
 use crate::decide::decide;
@@ -27,13 +27,7 @@ fn list(policy: &Policy) -> Result<ExitCode> {
             Target::Pipeline => " [pipeline]",
             Target::Line => " [line]",
         };
-        println!(
-            "{:width$}  {:4}  {:12}  {}{target}",
-            r.id,
-            crate::report::action_name(r.action),
-            r.pack(),
-            r.origin
-        );
+        println!("{:width$}  {:4}  {:12}  {}{target}", r.id, crate::report::action_name(r.action), r.pack(), r.origin);
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -51,13 +45,13 @@ fn path(global: &Global) -> Result<ExitCode> {
 fn warnings(rule: &Rule) -> Vec<String> {
     let mut w = Vec::new();
     if rule.examples.is_empty() {
-        w.push(
-            "has no examples; add commands it must catch, so `cmdguard rules test` can check it"
-                .into(),
-        );
+        w.push("has no examples; add commands it must catch, so `cmdguard rules test` can check it".into());
     }
     if rule.literals.is_none() {
-        w.push("has no literal text every match must contain, so it runs on every command; start it with the program name".into());
+        w.push(
+            "has no literal text every match must contain, so it runs on every command; start it with the program name"
+                .into(),
+        );
     }
     w
 }
@@ -65,8 +59,9 @@ fn warnings(rule: &Rule) -> Vec<String> {
 fn lint(global: &Global, file: Option<&Path>) -> Result<ExitCode> {
     let rules: Vec<Rule> = match file {
         Some(f) => {
-            let text = std::fs::read_to_string(f)
-                .with_context(|| format!("cannot read {}", f.display()))?;
+            let text = std::fs::read_to_string(f).map_err(|e| {
+                crate::config::ConfigError::new(format!("rules file {}: cannot read it: {e}", f.display()))
+            })?;
             crate::rules::compile::parse_file(&f.display().to_string(), &text, Layer::Cli)?.rules
         }
         None => super::policy(global)?.rules,
@@ -83,12 +78,22 @@ fn lint(global: &Global, file: Option<&Path>) -> Result<ExitCode> {
 }
 
 fn test(global: &Global, file: Option<&Path>) -> Result<ExitCode> {
+    let cwd = super::cwd()?;
     let mut extra = global.rules.clone();
-    if let Some(f) = file {
-        extra.push(f.to_path_buf());
-    }
-    let policy = crate::config::load(&super::cwd()?, &extra)?;
-    let shown = file.map(|f| f.display().to_string());
+    let loaded = crate::config::source_paths(&cwd, &extra);
+    let same = |a: &Path, b: &Path| a.canonicalize().ok().is_some_and(|a| b.canonicalize().ok() == Some(a));
+    // The file may already be loaded as a layer (the project's .cmdguard.toml): test it there.
+    let shown = match file {
+        Some(f) => match loaded.iter().find(|(_, p)| same(f, p)) {
+            Some((_, p)) => Some(p.display().to_string()),
+            None => {
+                extra.push(f.to_path_buf());
+                Some(f.display().to_string())
+            }
+        },
+        None => None,
+    };
+    let policy = crate::config::load(&cwd, &extra)?;
     let mut failures = Vec::new();
     let (mut rules, mut cases) = (0, 0);
     for rule in &policy.rules {
@@ -96,24 +101,14 @@ fn test(global: &Global, file: Option<&Path>) -> Result<ExitCode> {
             continue;
         }
         rules += 1;
-        let expectations = rule
-            .examples
-            .iter()
-            .map(|e| (e, true))
-            .chain(rule.counterexamples.iter().map(|e| (e, false)));
+        let expectations =
+            rule.examples.iter().map(|e| (e, true)).chain(rule.counterexamples.iter().map(|e| (e, false)));
         for (example, want) in expectations {
             cases += 1;
             let decision = decide(&policy, &analyze_script(example));
-            let hit = decision
-                .hits
-                .iter()
-                .any(|h| policy.rules[h.rule].id == rule.id);
+            let hit = decision.hits.iter().any(|h| policy.rules[h.rule].id == rule.id);
             if hit != want {
-                let what = if want {
-                    "example not caught"
-                } else {
-                    "counterexample caught"
-                };
+                let what = if want { "example not caught" } else { "counterexample caught" };
                 failures.push(format!("{} ({}): {what}: {example}", rule.id, rule.origin));
             }
         }
@@ -126,9 +121,5 @@ fn test(global: &Global, file: Option<&Path>) -> Result<ExitCode> {
         cases - failures.len(),
         failures.len()
     );
-    Ok(if failures.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok(if failures.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

@@ -24,10 +24,7 @@ pub fn run(global: &Global, job: Job) -> Result<ExitCode> {
             Ok(exec::exec(&job, &shell))
         }
         Verdict::Ask | Verdict::Deny => {
-            eprintln!(
-                "{}",
-                crate::report::refusal(&job.text(), &policy, &decision, global.json)
-            );
+            eprintln!("{}", crate::report::refusal(&job.text(), &policy, &decision, global.json));
             Ok(exit::code(exit::NOT_RUN))
         }
     }

@@ -37,19 +37,9 @@ pub fn builtin_rules() -> Vec<Rule> {
             reason: Cow::Borrowed(b.reason),
             tip: b.tip.map(Cow::Borrowed),
             examples: b.examples.iter().map(|e| Cow::Borrowed(*e)).collect(),
-            counterexamples: b
-                .counterexamples
-                .iter()
-                .map(|e| Cow::Borrowed(*e))
-                .collect(),
-            origin: Origin {
-                layer: Layer::Builtin,
-                file: b.file.to_string(),
-                line: b.line,
-            },
-            literals: b
-                .literals
-                .map(|ls| ls.iter().map(|l| Cow::Borrowed(*l)).collect()),
+            counterexamples: b.counterexamples.iter().map(|e| Cow::Borrowed(*e)).collect(),
+            origin: Origin { layer: Layer::Builtin, file: b.file.to_string(), line: b.line },
+            literals: b.literals.map(|ls| ls.iter().map(|l| Cow::Borrowed(*l)).collect()),
         })
         .collect()
 }
@@ -62,82 +52,58 @@ struct Ctx<'a> {
 impl Ctx<'_> {
     fn err(&self, offset: usize, message: String) -> ConfigError {
         let (line, col) = schema::line_col(self.text, offset);
-        ConfigError::new(format!(
-            "rules file {}, line {line}, column {col}: {message}",
-            self.file
-        ))
+        ConfigError::new(format!("rules file {}, line {line}, column {col}: {message}", self.file))
     }
 
     fn regex(&self, id: &str, field: &str, p: &Spanned<String>) -> Result<Regex, ConfigError> {
         if let Err(e) = super::literals::check_syntax(p.get_ref()) {
-            return Err(self.err(
-                p.span().start,
-                format!("rule {id:?}: invalid regex in `{field}`: {e}"),
-            ));
+            return Err(self.err(p.span().start, format!("rule {id:?}: invalid regex in `{field}`: {e}")));
         }
-        Regex::new(p.get_ref()).map_err(|e| {
-            self.err(
-                p.span().start,
-                format!("rule {id:?}: regex in `{field}` does not compile: {e}"),
-            )
-        })
+        Regex::new(p.get_ref())
+            .map_err(|e| self.err(p.span().start, format!("rule {id:?}: regex in `{field}` does not compile: {e}")))
     }
 }
 
 fn valid_id(id: &str) -> bool {
     !id.is_empty()
-        && id.split('.').all(|part| {
-            !part.is_empty()
-                && part
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-        })
+        && id
+            .split('.')
+            .all(|part| !part.is_empty() && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'))
 }
 
 /// Parses and checks one rules file.
 pub fn parse_file(file: &str, text: &str, layer: Layer) -> Result<FileItems, ConfigError> {
     let cx = Ctx { file, text };
-    let raw: RuleFile = toml::from_str(text).map_err(|e| {
-        cx.err(
-            e.span().map_or(0, |s| s.start),
-            e.message().trim_end().to_string(),
-        )
-    })?;
-    let mut items = FileItems {
-        settings: raw.settings,
-        ..FileItems::default()
-    };
+    let raw: RuleFile = toml::from_str(text)
+        .map_err(|e| cx.err(e.span().map_or(0, |s| s.start), e.message().trim_end().to_string()))?;
+    let mut items = FileItems { settings: raw.settings, ..FileItems::default() };
     let mut seen = HashSet::new();
     for r in raw.rules {
         let id = r.id.get_ref().clone();
         let at = r.id.span().start;
         if !valid_id(&id) {
-            return Err(cx.err(at, format!("rule {id:?}: an id is words of letters, digits, `-` and `_` joined by dots, like \"deploy.prod\"")));
+            return Err(cx.err(
+                at,
+                format!(
+                    "rule {id:?}: an id is words of letters, digits, `-` and `_` joined by dots, like \"deploy.prod\""
+                ),
+            ));
         }
         if !seen.insert(id.clone()) {
             return Err(cx.err(at, format!("rule {id:?}: duplicate id in this file")));
         }
         if r.reason.trim().is_empty() {
-            return Err(cx.err(
-                at,
-                format!("rule {id:?}: `reason` is empty; say what the command destroys"),
-            ));
+            return Err(cx.err(at, format!("rule {id:?}: `reason` is empty; say what the command destroys")));
         }
         if r.target != Target::Segment && (r.operand.is_some() || r.unless_operand.is_some()) {
-            return Err(cx.err(
-                at,
-                format!(
-                    "rule {id:?}: `operand` and `unless_operand` apply only to target = \"segment\""
-                ),
-            ));
+            return Err(
+                cx.err(at, format!("rule {id:?}: `operand` and `unless_operand` apply only to target = \"segment\""))
+            );
         }
         let pattern = cx.regex(&id, "pattern", &r.pattern)?;
-        let optional =
-            |field: &str, p: &Option<Spanned<String>>| -> Result<Option<LazyRegex>, ConfigError> {
-                p.as_ref()
-                    .map(|p| cx.regex(&id, field, p).map(LazyRegex::compiled))
-                    .transpose()
-            };
+        let optional = |field: &str, p: &Option<Spanned<String>>| -> Result<Option<LazyRegex>, ConfigError> {
+            p.as_ref().map(|p| cx.regex(&id, field, p).map(LazyRegex::compiled)).transpose()
+        };
         let rule = Rule {
             unless: optional("unless", &r.unless)?,
             operand: optional("operand", &r.operand)?,
@@ -152,40 +118,20 @@ pub fn parse_file(file: &str, text: &str, layer: Layer) -> Result<FileItems, Con
             tip: r.tip.map(Cow::Owned),
             examples: r.examples.into_iter().map(Cow::Owned).collect(),
             counterexamples: r.counterexamples.into_iter().map(Cow::Owned).collect(),
-            origin: Origin {
-                layer,
-                file: file.to_string(),
-                line: schema::line_col(text, at).0,
-            },
+            origin: Origin { layer, file: file.to_string(), line: schema::line_col(text, at).0 },
         };
         items.rules.push(rule);
     }
     for a in raw.allows {
         let (command, pattern, at) = match (a.command, a.pattern) {
             (Some(c), None) => (Some(c.get_ref().clone()), None, c.span().start),
-            (None, Some(p)) => (
-                None,
-                Some(cx.regex("allow", "pattern", &p)?),
-                p.span().start,
-            ),
+            (None, Some(p)) => (None, Some(cx.regex("allow", "pattern", &p)?), p.span().start),
             _ => {
-                return Err(cx.err(
-                    0,
-                    "an [[allow]] entry needs exactly one of `command` or `pattern`".into(),
-                ));
+                return Err(cx.err(0, "an [[allow]] entry needs exactly one of `command` or `pattern`".into()));
             }
         };
-        let origin = Origin {
-            layer,
-            file: file.to_string(),
-            line: schema::line_col(text, at).0,
-        };
-        items.allows.push(Allow {
-            command,
-            pattern,
-            reason: a.reason,
-            origin,
-        });
+        let origin = Origin { layer, file: file.to_string(), line: schema::line_col(text, at).0 };
+        items.allows.push(Allow { command, pattern, reason: a.reason, origin });
     }
     for d in raw.disable {
         let (line, col) = schema::line_col(text, d.span().start);
@@ -207,16 +153,11 @@ mod tests {
 
     #[test]
     fn errors_name_file_line_and_rule() {
-        let bad_regex =
-            "[[rule]]\nid = \"deploy\"\naction = \"ask\"\npattern = '(unclosed'\nreason = \"x\"\n";
+        let bad_regex = "[[rule]]\nid = \"deploy\"\naction = \"ask\"\npattern = '(unclosed'\nreason = \"x\"\n";
         let e = error(bad_regex);
-        assert!(
-            e.contains("t.toml, line 4") && e.contains("\"deploy\"") && e.contains("unclosed"),
-            "{e}"
-        );
+        assert!(e.contains("t.toml, line 4") && e.contains("\"deploy\"") && e.contains("unclosed"), "{e}");
 
-        let unknown_key =
-            "[[rule]]\nid = \"a\"\naction = \"ask\"\npattern = 'x'\nreason = \"x\"\npatern = 'y'\n";
+        let unknown_key = "[[rule]]\nid = \"a\"\naction = \"ask\"\npattern = 'x'\nreason = \"x\"\npatern = 'y'\n";
         let e = error(unknown_key);
         assert!(e.contains("line 6") && e.contains("patern"), "{e}");
 
@@ -227,10 +168,7 @@ mod tests {
         let e = error(dup);
         assert!(e.contains("line 7") && e.contains("duplicate"), "{e}");
 
-        assert!(
-            error("[[rule]]\nid = \"a\"\naction = \"maybe\"\npattern = 'x'\nreason = \"x\"\n")
-                .contains("line 3")
-        );
+        assert!(error("[[rule]]\nid = \"a\"\naction = \"maybe\"\npattern = 'x'\nreason = \"x\"\n").contains("line 3"));
         assert!(error("[[allow]]\nreason = \"nothing\"\n").contains("exactly one"));
         assert!(error("this is not toml").contains("line 1"));
     }
@@ -239,10 +177,7 @@ mod tests {
     fn every_builtin_pattern_compiles() {
         for r in builtin_rules() {
             let _ = r.pattern.get();
-            for p in [&r.unless, &r.operand, &r.unless_operand]
-                .into_iter()
-                .flatten()
-            {
+            for p in [&r.unless, &r.operand, &r.unless_operand].into_iter().flatten() {
                 let _ = p.get();
             }
         }

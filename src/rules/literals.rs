@@ -7,10 +7,7 @@ use regex_syntax::hir::literal::{ExtractKind, Extractor};
 
 /// Parses `pattern` as the `regex` crate would, returning a message on error.
 pub fn check_syntax(pattern: &str) -> Result<regex_syntax::hir::Hir, String> {
-    regex_syntax::ParserBuilder::new()
-        .build()
-        .parse(pattern)
-        .map_err(|e| one_line(&e.to_string()))
+    regex_syntax::ParserBuilder::new().build().parse(pattern).map_err(|e| one_line(&e.to_string()))
 }
 
 fn one_line(message: &str) -> String {
@@ -19,12 +16,7 @@ fn one_line(message: &str) -> String {
         .lines()
         .rev()
         .find(|l| l.trim_start().starts_with("error:"))
-        .map(|l| {
-            l.trim_start()
-                .trim_start_matches("error:")
-                .trim()
-                .to_string()
-        })
+        .map(|l| l.trim_start().trim_start_matches("error:").trim().to_string())
         .unwrap_or_else(|| message.lines().next().unwrap_or("").to_string())
 }
 
@@ -33,11 +25,7 @@ fn one_line(message: &str) -> String {
 pub fn required_literals(pattern: &str) -> Option<Vec<Vec<u8>>> {
     let hir = check_syntax(pattern).ok()?;
     for prefix in [true, false] {
-        let kind = if prefix {
-            ExtractKind::Prefix
-        } else {
-            ExtractKind::Suffix
-        };
+        let kind = if prefix { ExtractKind::Prefix } else { ExtractKind::Suffix };
         let mut seq = Extractor::new().kind(kind).extract(&hir);
         if prefix {
             seq.optimize_for_prefix_by_preference();

@@ -63,10 +63,7 @@ pub struct LazyRegex {
 
 impl LazyRegex {
     pub fn new(source: Cow<'static, str>) -> LazyRegex {
-        LazyRegex {
-            source,
-            compiled: OnceLock::new(),
-        }
+        LazyRegex { source, compiled: OnceLock::new() }
     }
 
     pub fn compiled(regex: Regex) -> LazyRegex {
@@ -79,8 +76,7 @@ impl LazyRegex {
         // Built-in patterns were checked by build.rs and `rules test`; a failure here is an
         // internal error, which stops the command (see main's panic hook).
         self.compiled.get_or_init(|| {
-            Regex::new(&self.source)
-                .unwrap_or_else(|e| panic!("rule pattern {:?} does not compile: {e}", self.source))
+            Regex::new(&self.source).unwrap_or_else(|e| panic!("rule pattern {:?} does not compile: {e}", self.source))
         })
     }
 }
@@ -146,8 +142,7 @@ pub struct Allow {
 
 impl Allow {
     pub fn covers(&self, text: &str) -> bool {
-        self.command.as_deref() == Some(text)
-            || self.pattern.as_ref().is_some_and(|p| p.is_match(text))
+        self.command.as_deref() == Some(text) || self.pattern.as_ref().is_some_and(|p| p.is_match(text))
     }
 
     pub fn describe(&self) -> String {
@@ -156,11 +151,7 @@ impl Allow {
             (None, Some(p)) => format!("pattern = {:?}", p.as_str()),
             (None, None) => String::new(),
         };
-        what + &self
-            .reason
-            .as_ref()
-            .map(|r| format!(" ({r})"))
-            .unwrap_or_default()
+        what + &self.reason.as_ref().map(|r| format!(" ({r})")).unwrap_or_default()
     }
 }
 
@@ -196,12 +187,7 @@ struct Prefilter {
 }
 
 impl Policy {
-    pub fn new(
-        rules: Vec<Rule>,
-        allows: Vec<Allow>,
-        settings: Settings,
-        sources: Vec<Source>,
-    ) -> Policy {
+    pub fn new(rules: Vec<Rule>, allows: Vec<Allow>, settings: Settings, sources: Vec<Source>) -> Policy {
         let mut patterns: Vec<&[u8]> = Vec::new();
         let mut owners = Vec::new();
         let mut always = Vec::new();
@@ -223,29 +209,14 @@ impl Policy {
                 .build(&patterns)
                 .expect("prefilter literals build an automaton")
         });
-        let prefilter = Prefilter {
-            automaton,
-            owners,
-            always,
-        };
-        Policy {
-            rules,
-            allows,
-            settings,
-            sources,
-            prefilter,
-        }
+        let prefilter = Prefilter { automaton, owners, always };
+        Policy { rules, allows, settings, sources, prefilter }
     }
 
     /// Indexes of the rules for `target` that could match `text`, in rule order.
     pub fn candidates(&self, target: Target, text: &str) -> Vec<usize> {
         let p = &self.prefilter;
-        let mut out: Vec<usize> = p
-            .always
-            .iter()
-            .copied()
-            .filter(|&i| self.rules[i].target == target)
-            .collect();
+        let mut out: Vec<usize> = p.always.iter().copied().filter(|&i| self.rules[i].target == target).collect();
         if let Some(ac) = &p.automaton {
             for m in ac.find_overlapping_iter(text) {
                 let i = p.owners[m.pattern().as_usize()];

@@ -6,9 +6,7 @@ use std::collections::HashMap;
 
 use super::ast::{Command, Pipeline, Script, Simple};
 use super::nested::{Nested, NestedKind, StdinUse};
-use super::{
-    Analysis, Field, Issue, IssueKind, MAX_INPUT_BYTES, MAX_NESTING, MAX_SEGMENTS, Segment,
-};
+use super::{Analysis, Field, Issue, IssueKind, MAX_INPUT_BYTES, MAX_NESTING, MAX_SEGMENTS, Segment};
 
 #[derive(Default)]
 pub struct Analyzer {
@@ -33,12 +31,7 @@ impl Analyzer {
     }
 
     fn issue(&mut self, kind: IssueKind, detail: String) {
-        if !self
-            .out
-            .issues
-            .iter()
-            .any(|i| i.kind == kind && i.detail == detail)
-        {
+        if !self.out.issues.iter().any(|i| i.kind == kind && i.detail == detail) {
             self.out.issues.push(Issue { kind, detail });
         }
     }
@@ -47,10 +40,7 @@ impl Analyzer {
         if text.len() > MAX_INPUT_BYTES {
             self.issue(
                 IssueKind::TooComplex,
-                format!(
-                    "the command is {} bytes long, over the limit of {MAX_INPUT_BYTES}",
-                    text.len()
-                ),
+                format!("the command is {} bytes long, over the limit of {MAX_INPUT_BYTES}", text.len()),
             );
             return;
         }
@@ -67,10 +57,7 @@ impl Analyzer {
             );
             return;
         }
-        let fields: Vec<Field> = argv
-            .iter()
-            .map(|a| Field::lit(super::normalize(a)))
-            .collect();
+        let fields: Vec<Field> = argv.iter().map(|a| Field::lit(super::normalize(a))).collect();
         let words: Vec<String> = fields.iter().map(|f| f.text.clone()).collect();
         self.out.lines.push(super::join(&words));
         self.command_fields(fields, Vec::new(), None);
@@ -88,11 +75,7 @@ impl Analyzer {
                 };
                 self.issue(
                     IssueKind::Unparseable,
-                    format!(
-                        "cannot parse the command{at}: {} at character {}",
-                        e.message,
-                        e.offset + 1
-                    ),
+                    format!("cannot parse the command{at}: {} at character {}", e.message, e.offset + 1),
                 );
             }
         }
@@ -108,34 +91,32 @@ impl Analyzer {
 
     fn walk_pipeline(&mut self, pipeline: &Pipeline) {
         let mut texts = Vec::new();
-        let mut piped: Option<String> = None;
+        let mut piped: Option<Field> = None;
         for cmd in &pipeline.0 {
             let before = self.out.segments.len();
             let text = self.walk_command(cmd, piped.take());
             if let Some(t) = text {
                 texts.push(t);
             }
-            if let (Command::Simple(_), [seg]) = (
-                cmd,
-                &self.out.segments[before.min(self.out.segments.len())..],
-            ) {
-                piped = trivial_output(seg);
-            }
+            // What the next command reads: known for `echo`/`printf`/`cat <<EOF`, else unknown.
+            let added = &self.out.segments[before.min(self.out.segments.len())..];
+            let known = match (cmd, added) {
+                (Command::Simple(_), [seg]) => trivial_output(seg),
+                _ => None,
+            };
+            let shown =
+                format!("the output of `{}`", added.iter().map(|s| s.text.as_str()).collect::<Vec<_>>().join("; "));
+            piped = Some(known.map_or(Field { text: shown, dynamic: true }, Field::lit));
         }
         if texts.len() > 1 {
             self.out.pipelines.push(texts.join(" | "));
         }
     }
 
-    fn walk_command(&mut self, cmd: &Command, piped: Option<String>) -> Option<String> {
+    fn walk_command(&mut self, cmd: &Command, piped: Option<Field>) -> Option<String> {
         match cmd {
             Command::Simple(simple) => self.walk_simple(simple, piped),
-            Command::Compound {
-                kind,
-                bodies,
-                words,
-                redirects,
-            } => {
+            Command::Compound { kind, bodies, words, redirects } => {
                 let before = self.out.segments.len();
                 for w in words {
                     self.expand(w);
@@ -146,22 +127,16 @@ impl Analyzer {
                 for body in bodies {
                     self.walk_script(body);
                 }
-                let inner: Vec<String> = self.out.segments[before..]
-                    .iter()
-                    .map(|s| s.text.clone())
-                    .collect();
+                let inner: Vec<String> = self.out.segments[before..].iter().map(|s| s.text.clone()).collect();
                 let (open, close) = if *kind == "(" { ("(", ")") } else { ("{", "}") };
                 Some(format!("{open} {} {close}", inner.join("; ")))
             }
         }
     }
 
-    fn walk_simple(&mut self, cmd: &Simple, piped: Option<String>) -> Option<String> {
-        let values: Vec<(String, Field)> = cmd
-            .assigns
-            .iter()
-            .map(|a| (a.name.clone(), self.expand_joined(&a.value)))
-            .collect();
+    fn walk_simple(&mut self, cmd: &Simple, piped: Option<Field>) -> Option<String> {
+        let values: Vec<(String, Field)> =
+            cmd.assigns.iter().map(|a| (a.name.clone(), self.expand_joined(&a.value))).collect();
         let redirs: Vec<Redir> = cmd
             .redirects
             .iter()
@@ -174,8 +149,7 @@ impl Analyzer {
         let mut fields: Vec<Field> = cmd.words.iter().flat_map(|w| self.expand(w)).collect();
         if cmd.words.is_empty() {
             for (name, value) in values {
-                self.env
-                    .insert(name, (!value.dynamic).then_some(value.text));
+                self.env.insert(name, (!value.dynamic).then_some(value.text));
             }
             return None;
         }
@@ -190,14 +164,10 @@ impl Analyzer {
     /// `export X=rm`, `local X=…`, `unset X`: keep the variable table current.
     fn track_declarations(&mut self, fields: &[Field]) {
         let program = super::basename(&fields[0].text);
-        if matches!(
-            program,
-            "export" | "declare" | "typeset" | "local" | "readonly"
-        ) {
+        if matches!(program, "export" | "declare" | "typeset" | "local" | "readonly") {
             for f in &fields[1..] {
                 if let Some((name, value)) = f.text.split_once('=') {
-                    self.env
-                        .insert(name.to_string(), (!f.dynamic).then(|| value.to_string()));
+                    self.env.insert(name.to_string(), (!f.dynamic).then(|| value.to_string()));
                 }
             }
         } else if program == "unset" {
@@ -208,30 +178,22 @@ impl Analyzer {
     }
 
     /// One simple command from its expanded words: unwrap, record, follow nested scripts.
-    fn command_fields(
-        &mut self,
-        fields: Vec<Field>,
-        redirs: Vec<Redir>,
-        piped: Option<String>,
-    ) -> Option<String> {
+    fn command_fields(&mut self, fields: Vec<Field>, redirs: Vec<Redir>, piped: Option<Field>) -> Option<String> {
         if self.out.segments.len() >= MAX_SEGMENTS {
-            self.issue(
-                IssueKind::TooComplex,
-                format!("the command holds more than {MAX_SEGMENTS} simple commands"),
-            );
+            self.issue(IssueKind::TooComplex, format!("the command holds more than {MAX_SEGMENTS} simple commands"));
             return None;
         }
         let u = super::unwrap::unwrap(fields);
+        if let Some(limit) = &u.limit {
+            self.issue(IssueKind::TooComplex, limit.clone());
+        }
         let mut words: Vec<String> = u.words.iter().map(|f| f.text.clone()).collect();
         let program = &u.words[0];
         let base = super::basename(&program.text).to_string();
-        if program.dynamic && base.contains('$') {
+        if program.dynamic && base.contains(['$', '{', '`']) {
             self.issue(
                 IssueKind::Dynamic,
-                format!(
-                    "the program `{}` is only known when the command runs",
-                    program.text
-                ),
+                format!("the program `{}` is only known when the command runs", program.text),
             );
         }
         let mut notes = u.notes;
@@ -240,17 +202,8 @@ impl Analyzer {
             words[0] = base;
         }
         // Substitution placeholders (`<(curl …)`) read as the single words they are.
-        let shown: Vec<String> = words
-            .iter()
-            .zip(&u.words)
-            .map(|(w, f)| {
-                if f.dynamic {
-                    w.clone()
-                } else {
-                    super::quote(w)
-                }
-            })
-            .collect();
+        let shown: Vec<String> =
+            words.iter().zip(&u.words).map(|(w, f)| if f.dynamic { w.clone() } else { super::quote(w) }).collect();
         let mut text = shown.join(" ");
         for r in &redirs {
             let shown = if r.op.ends_with("<<") || r.op.ends_with("<<-") {
@@ -260,17 +213,10 @@ impl Analyzer {
             };
             text.push_str(&format!(" {} {shown}", r.op));
         }
-        let here = redirs
-            .iter()
-            .rev()
-            .find(|r| r.feeds_stdin)
-            .map(|r| r.target.clone());
+        let here = redirs.iter().rev().find(|r| r.feeds_stdin).map(|r| r.target.clone());
         let seg = Segment {
             text: text.clone(),
-            redirects: redirs
-                .iter()
-                .map(|r| format!("{} {}", r.op, r.target.text))
-                .collect(),
+            redirects: redirs.iter().map(|r| format!("{} {}", r.op, r.target.text)).collect(),
             wrappers: u.wrappers,
             origin: self.origin.join(" › "),
             notes,
@@ -285,17 +231,14 @@ impl Analyzer {
         if let Some(reader) = u.stdin {
             let fed = match here {
                 Some(h) => Some(h),
-                None => piped.map(Field::lit),
+                None => piped,
             };
             if let Some(body) = fed {
                 let kind = match reader {
                     StdinUse::Shell => NestedKind::Script(body),
                     StdinUse::Code(lang) => NestedKind::Code(lang, body),
                 };
-                self.nested(Nested {
-                    origin: format!("{} reading its input", u.words[0].text),
-                    kind,
-                });
+                self.nested(Nested { origin: format!("{} reading its input", u.words[0].text), kind });
             }
         }
         Some(text)
@@ -307,11 +250,7 @@ impl Analyzer {
         let before = self.out.segments.len();
         self.walk_nested_script(script, "$(…)");
         let added = &self.out.segments[before.min(self.out.segments.len())..];
-        let shown = added
-            .iter()
-            .map(|s| s.text.as_str())
-            .collect::<Vec<_>>()
-            .join("; ");
+        let shown = added.iter().map(|s| s.text.as_str()).collect::<Vec<_>>().join("; ");
         let single = matches!(script.0.as_slice(), [a] if matches!(a.0.as_slice(), [p] if matches!(p.0.as_slice(), [Command::Simple(_)])));
         let out = match added {
             [seg] if single => trivial_output(seg).map(|o| o.trim_end_matches('\n').to_string()),
@@ -330,10 +269,7 @@ impl Analyzer {
 
     fn descend(&mut self, label: &str) -> bool {
         if self.depth >= MAX_NESTING {
-            self.issue(
-                IssueKind::TooComplex,
-                format!("scripts are nested more than {MAX_NESTING} deep"),
-            );
+            self.issue(IssueKind::TooComplex, format!("scripts are nested more than {MAX_NESTING} deep"));
             return false;
         }
         self.depth += 1;
@@ -354,31 +290,27 @@ impl Analyzer {
             NestedKind::Script(f) if f.dynamic => {
                 self.issue(
                     IssueKind::Dynamic,
-                    format!(
-                        "{} runs a script only known when the command runs: {}",
-                        n.origin, f.text
-                    ),
+                    format!("{} runs a script only known when the command runs: {}", n.origin, f.text),
                 );
             }
             NestedKind::Script(f) => self.script_text(&f.text),
             NestedKind::Argv(fields) => {
                 self.command_fields(fields, Vec::new(), None);
             }
+            NestedKind::Code(lang, f) if f.dynamic => {
+                self.issue(
+                    IssueKind::Dynamic,
+                    format!("{} runs {lang:?} code only known when the command runs: {}", n.origin, f.text),
+                );
+            }
             NestedKind::Code(lang, f) => {
                 for found in super::interp::extract(lang, &f.text) {
-                    self.nested(Nested {
-                        origin: format!("{lang:?} code").to_lowercase(),
-                        kind: found,
-                    });
+                    self.nested(Nested { origin: format!("{lang:?} code").to_lowercase(), kind: found });
                 }
             }
             NestedKind::Dynamic(what) => {
                 let origin = self.origin[..self.origin.len() - 1].join(" › ");
-                let place = if origin.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (in {origin})")
-                };
+                let place = if origin.is_empty() { String::new() } else { format!(" (in {origin})") };
                 self.issue(IssueKind::Dynamic, format!("{what}{place}"));
             }
         }
@@ -389,11 +321,7 @@ impl Analyzer {
 /// What a simple command writes to standard output, when that is plain from its words:
 /// `echo`, `printf` and `cat` of a here-document.
 pub fn trivial_output(seg: &Segment) -> Option<String> {
-    if !seg.is_static
-        || seg
-            .redirects
-            .iter()
-            .any(|r| r.starts_with('>') || r.starts_with("1>") || r.starts_with("&>"))
+    if !seg.is_static || seg.redirects.iter().any(|r| r.starts_with('>') || r.starts_with("1>") || r.starts_with("&>"))
     {
         return None;
     }
@@ -403,19 +331,15 @@ pub fn trivial_output(seg: &Segment) -> Option<String> {
             let mut i = 0;
             let mut escapes = false;
             let mut newline = true;
-            while let Some(flag) = args.get(i).filter(|a| {
-                a.len() > 1 && a.starts_with('-') && a[1..].chars().all(|c| "neE".contains(c))
-            }) {
+            while let Some(flag) =
+                args.get(i).filter(|a| a.len() > 1 && a.starts_with('-') && a[1..].chars().all(|c| "neE".contains(c)))
+            {
                 newline &= !flag.contains('n');
                 escapes = flag.contains('e') || (escapes && !flag.contains('E'));
                 i += 1;
             }
             let joined = args[i..].join(" ");
-            let mut out = if escapes {
-                super::nested::unescape(&joined)
-            } else {
-                joined
-            };
+            let mut out = if escapes { super::nested::unescape(&joined) } else { joined };
             if newline {
                 out.push('\n');
             }

@@ -26,8 +26,7 @@ impl Builder {
 
     fn end_field(&mut self) {
         if self.started {
-            self.fields
-                .push(std::mem::replace(&mut self.cur, Field::lit("")));
+            self.fields.push(std::mem::replace(&mut self.cur, Field::lit("")));
         }
         self.started = false;
     }
@@ -57,11 +56,7 @@ impl Builder {
 impl Analyzer {
     /// Expands a word into fields (usually one; none for an unquoted empty expansion).
     pub(super) fn expand(&mut self, word: &Word) -> Vec<Field> {
-        let mut b = Builder {
-            fields: Vec::new(),
-            cur: Field::lit(""),
-            started: false,
-        };
+        let mut b = Builder { fields: Vec::new(), cur: Field::lit(""), started: false };
         let mut brace = false;
         for part in &word.0 {
             match part {
@@ -69,12 +64,7 @@ impl Analyzer {
                     brace |= !quoted && text.contains('{') && text.contains(',');
                     b.push_text(text, false);
                 }
-                Part::Param {
-                    name,
-                    quoted,
-                    raw,
-                    nested,
-                } => {
+                Part::Param { name, quoted, raw, nested } => {
                     for script in nested {
                         self.walk_nested_script(script, "${…}");
                     }
@@ -104,20 +94,18 @@ impl Analyzer {
                     b.push_text(&format!("$(({raw}))"), true);
                 }
                 Part::Array(items) => {
-                    let inner: Vec<String> = items
-                        .iter()
-                        .flat_map(|w| self.expand(w))
-                        .map(|f| f.text)
-                        .collect();
+                    let inner: Vec<String> = items.iter().flat_map(|w| self.expand(w)).map(|f| f.text).collect();
                     b.push_text(&format!("({})", inner.join(" ")), true);
                 }
             }
         }
         b.end_field();
         if brace && b.fields.len() == 1 && !b.fields[0].dynamic {
-            let expanded = brace_expand(&b.fields[0].text);
-            if expanded.len() > 1 {
-                return expanded.into_iter().map(Field::lit).collect();
+            match brace_expand(&b.fields[0].text) {
+                Some(expanded) if expanded.len() > 1 => return expanded.into_iter().map(Field::lit).collect(),
+                Some(_) => {}
+                // Too many alternatives to follow: keep the word, marked as not known.
+                None => b.fields[0].dynamic = true,
             }
         }
         b.fields
@@ -127,14 +115,7 @@ impl Analyzer {
     pub(super) fn expand_joined(&mut self, word: &Word) -> Field {
         let fields = self.expand(word);
         let dynamic = fields.iter().any(|f| f.dynamic);
-        Field {
-            text: fields
-                .into_iter()
-                .map(|f| f.text)
-                .collect::<Vec<_>>()
-                .join(" "),
-            dynamic,
-        }
+        Field { text: fields.into_iter().map(|f| f.text).collect::<Vec<_>>().join(" "), dynamic }
     }
 
     fn param_value(&self, name: &str, raw: Option<&str>) -> Option<String> {
@@ -142,21 +123,21 @@ impl Analyzer {
         match raw {
             None => known,
             // `${X:-default}` / `${X-default}` with X known: X's value.
-            Some(r)
-                if r.starts_with(&format!("{name}:-")) || r.starts_with(&format!("{name}-")) =>
-            {
-                known
-            }
+            Some(r) if r.starts_with(&format!("{name}:-")) || r.starts_with(&format!("{name}-")) => known,
             Some(_) => None,
         }
     }
 }
 
-/// Bash brace expansion of `a{b,c}d` forms (sequences like `{1..3}` are left alone).
-pub fn brace_expand(word: &str) -> Vec<String> {
+/// Bash brace expansion of `a{b,c}d` forms (sequences like `{1..3}` are left alone); `None`
+/// when the word expands to more than `MAX_BRACE_FIELDS` words.
+pub fn brace_expand(word: &str) -> Option<Vec<String>> {
     let mut out = vec![word.to_string()];
     let mut i = 0;
-    while i < out.len() && out.len() <= MAX_BRACE_FIELDS {
+    while i < out.len() {
+        if out.len() > MAX_BRACE_FIELDS {
+            return None;
+        }
         match expand_first(&out[i]) {
             Some(parts) => {
                 out.splice(i..=i, parts);
@@ -164,8 +145,7 @@ pub fn brace_expand(word: &str) -> Vec<String> {
             None => i += 1,
         }
     }
-    out.truncate(MAX_BRACE_FIELDS);
-    out
+    Some(out)
 }
 
 fn expand_first(word: &str) -> Option<Vec<String>> {
@@ -186,9 +166,7 @@ fn expand_first(word: &str) -> Option<Vec<String>> {
                         let mut bounds = vec![open];
                         bounds.extend(&commas);
                         bounds.push(j);
-                        let alts = bounds
-                            .windows(2)
-                            .map(|w| format!("{pre}{}{post}", &word[w[0] + 1..w[1]]));
+                        let alts = bounds.windows(2).map(|w| format!("{pre}{}{post}", &word[w[0] + 1..w[1]]));
                         return Some(alts.collect());
                     }
                 }
@@ -206,10 +184,12 @@ mod tests {
 
     #[test]
     fn brace_expansion() {
-        assert_eq!(brace_expand("{src,.git}"), ["src", ".git"]);
-        assert_eq!(brace_expand("r{m,}"), ["rm", "r"]);
-        assert_eq!(brace_expand("a{b,{c,d}}e"), ["abe", "ace", "ade"]);
-        assert_eq!(brace_expand("{1..3}"), ["{1..3}"]);
-        assert_eq!(brace_expand("x{a}"), ["x{a}"]);
+        assert_eq!(brace_expand("{src,.git}").unwrap(), ["src", ".git"]);
+        assert_eq!(brace_expand("r{m,}").unwrap(), ["rm", "r"]);
+        assert_eq!(brace_expand("a{b,{c,d}}e").unwrap(), ["abe", "ace", "ade"]);
+        assert_eq!(brace_expand("{1..3}").unwrap(), ["{1..3}"]);
+        assert_eq!(brace_expand("x{a}").unwrap(), ["x{a}"]);
+        let many = format!("{{{}}}", vec!["a"; 100].join(","));
+        assert!(brace_expand(&many).is_none());
     }
 }

@@ -13,6 +13,7 @@ pub enum Lang {
     Ruby,
     Node,
     Php,
+    Awk,
 }
 
 impl Lang {
@@ -24,6 +25,7 @@ impl Lang {
             "ruby" | "jruby" => Lang::Ruby,
             "node" | "nodejs" | "deno" | "bun" => Lang::Node,
             "php" => Lang::Php,
+            "awk" | "gawk" | "mawk" | "nawk" => Lang::Awk,
             _ => return None,
         })
     }
@@ -35,6 +37,7 @@ impl Lang {
             Lang::Ruby => "ruby",
             Lang::Node => "node",
             Lang::Php => "php",
+            Lang::Awk => "awk",
         }
     }
 
@@ -46,6 +49,7 @@ impl Lang {
             Lang::Ruby => "e",
             Lang::Node => "ep",
             Lang::Php => "r",
+            Lang::Awk => "e",
         }
     }
 
@@ -56,16 +60,8 @@ impl Lang {
 
     /// Calls that run a shell command or program (last name component).
     fn runs_shell(self, name: &str) -> bool {
-        const COMMON: &[&str] = &[
-            "system",
-            "popen",
-            "spawn",
-            "spawnSync",
-            "exec",
-            "execSync",
-            "execFile",
-            "execFileSync",
-        ];
+        const COMMON: &[&str] =
+            &["system", "popen", "spawn", "spawnSync", "exec", "execSync", "execFile", "execFileSync"];
         let specific: &[&str] = match self {
             Lang::Python => &[
                 "run",
@@ -89,9 +85,9 @@ impl Lang {
             Lang::Ruby => &["capture2", "capture2e", "capture3", "popen3", "pipeline"],
             Lang::Node => &["execa", "execaSync", "$"],
             Lang::Php => &["shell_exec", "passthru", "proc_open", "pcntl_exec"],
+            Lang::Awk => &[],
         };
-        (COMMON.contains(&name) && !(self == Lang::Python && name == "exec"))
-            || specific.contains(&name)
+        (COMMON.contains(&name) && !(self == Lang::Python && name == "exec")) || specific.contains(&name)
     }
 
     /// Calls that evaluate code of the same language.
@@ -114,6 +110,23 @@ pub fn extract(lang: Lang, code: &str) -> Vec<NestedKind> {
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i];
+        if lang == Lang::Awk {
+            // `print … | "cmd"` and `"cmd" | getline` run cmd through a shell.
+            let piped_to = c == '|' && chars[i + 1..].iter().find(|c| !c.is_whitespace()) == Some(&'"');
+            if piped_to || c == '"' {
+                let at = if piped_to { i + 1 + chars[i + 1..].iter().position(|c| *c == '"').unwrap_or(0) } else { i };
+                if let Some((s, end)) = read_string(&chars, at) {
+                    let rest: String = chars[end..].iter().collect();
+                    if piped_to
+                        || rest.trim_start().strip_prefix('|').is_some_and(|r| r.trim_start().starts_with("getline"))
+                    {
+                        out.push(NestedKind::Script(Field::lit(s)));
+                    }
+                    i = end;
+                    continue;
+                }
+            }
+        }
         if matches!(lang, Lang::Perl | Lang::Ruby | Lang::Php) && c == '`' {
             if let Some((s, end)) = read_string(&chars, i) {
                 out.push(NestedKind::Script(Field::lit(s)));
@@ -135,8 +148,7 @@ pub fn extract(lang: Lang, code: &str) -> Vec<NestedKind> {
             continue;
         }
         let start = i;
-        while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_' || chars[i] == '$')
-        {
+        while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_' || chars[i] == '$') {
             i += 1;
         }
         let name: String = chars[start..i].iter().collect();
@@ -157,32 +169,18 @@ pub fn extract(lang: Lang, code: &str) -> Vec<NestedKind> {
             [] => continue,
             _ if !shell => match &args[0] {
                 Arg::Str(s) => NestedKind::Code(lang, Field::lit(s.clone())),
-                _ => NestedKind::Dynamic(format!(
-                    "{} {name}() runs code only known when it runs",
-                    lang.name()
-                )),
+                _ => NestedKind::Dynamic(format!("{} {name}() runs code only known when it runs", lang.name())),
             },
             [Arg::Str(s)] if !name.starts_with("exec") || name == "exec" || name == "execSync" => {
                 NestedKind::Script(Field::lit(s.clone()))
             }
             [Arg::Str(s), Arg::List(l), ..] => NestedKind::Argv(
-                std::iter::once(s)
-                    .chain(l.iter().skip(usize::from(l.first() == Some(s))))
-                    .map(Field::lit)
-                    .collect(),
+                std::iter::once(s).chain(l.iter().skip(usize::from(l.first() == Some(s)))).map(Field::lit).collect(),
             ),
-            [Arg::List(l), ..] if !l.is_empty() => {
-                NestedKind::Argv(l.iter().map(Field::lit).collect())
-            }
+            [Arg::List(l), ..] if !l.is_empty() => NestedKind::Argv(l.iter().map(Field::lit).collect()),
             all if all.iter().all(|a| matches!(a, Arg::Str(_))) => NestedKind::Argv(
                 all.iter()
-                    .filter_map(|a| {
-                        if let Arg::Str(s) = a {
-                            Some(Field::lit(s.clone()))
-                        } else {
-                            None
-                        }
-                    })
+                    .filter_map(|a| if let Arg::Str(s) = a { Some(Field::lit(s.clone())) } else { None })
                     .collect(),
             ),
             [Arg::Str(s), ..] => NestedKind::Script(Field::lit(s.clone())),
@@ -191,10 +189,7 @@ pub fn extract(lang: Lang, code: &str) -> Vec<NestedKind> {
                     Arg::Other(t) => t.clone(),
                     _ => "a computed value".into(),
                 };
-                NestedKind::Dynamic(format!(
-                    "{} {name}({what}) runs a command only known when it runs",
-                    lang.name()
-                ))
+                NestedKind::Dynamic(format!("{} {name}({what}) runs a command only known when it runs", lang.name()))
             }
         };
         out.push(found);
@@ -266,11 +261,7 @@ fn read_args(chars: &[char], mut i: usize) -> (Vec<Arg>, usize) {
 }
 
 fn snippet(chars: &[char], i: usize) -> String {
-    chars[i..]
-        .iter()
-        .take_while(|c| !matches!(c, ')' | ',' | ';' | '\n'))
-        .take(40)
-        .collect()
+    chars[i..].iter().take_while(|c| !matches!(c, ')' | ',' | ';' | '\n')).take(40).collect()
 }
 
 /// A string literal at `i` (optionally prefixed `r`, `b`, `f`): its value and the index after it.
@@ -341,54 +332,29 @@ mod tests {
 
     #[test]
     fn finds_shell_outs() {
+        assert_eq!(scripts(Lang::Python, "import os; os.system('rm -rf ~')"), ["rm -rf ~"]);
+        assert_eq!(scripts(Lang::Python, "import subprocess; subprocess.run(['rm', '-rf', '/'])"), ["rm -rf /"]);
         assert_eq!(
-            scripts(Lang::Python, "import os; os.system('rm -rf ~')"),
-            ["rm -rf ~"]
-        );
-        assert_eq!(
-            scripts(
-                Lang::Python,
-                "import subprocess; subprocess.run(['rm', '-rf', '/'])"
-            ),
-            ["rm -rf /"]
-        );
-        assert_eq!(
-            scripts(
-                Lang::Python,
-                r#"import subprocess as s; s.call("git push -f", shell=True)"#
-            ),
+            scripts(Lang::Python, r#"import subprocess as s; s.call("git push -f", shell=True)"#),
             ["git push -f"]
         );
-        assert_eq!(
-            scripts(Lang::Python, "exec(\"import os; os.system('x')\")"),
-            ["code: import os; os.system('x')"]
-        );
-        assert_eq!(
-            scripts(Lang::Perl, r#"system "rm -rf /tmp/x""#),
-            ["rm -rf /tmp/x"]
-        );
-        assert_eq!(
-            scripts(Lang::Perl, "print `git reset --hard`"),
-            ["git reset --hard"]
-        );
+        assert_eq!(scripts(Lang::Python, "exec(\"import os; os.system('x')\")"), ["code: import os; os.system('x')"]);
+        assert_eq!(scripts(Lang::Perl, r#"system "rm -rf /tmp/x""#), ["rm -rf /tmp/x"]);
+        assert_eq!(scripts(Lang::Perl, "print `git reset --hard`"), ["git reset --hard"]);
         assert_eq!(scripts(Lang::Perl, "qx(ls)"), ["ls"]);
         assert_eq!(scripts(Lang::Ruby, "%x(ls -la)"), ["ls -la"]);
-        assert_eq!(
-            scripts(Lang::Node, "require('child_process').execSync('rm -rf ~')"),
-            ["rm -rf ~"]
-        );
-        assert_eq!(
-            scripts(
-                Lang::Node,
-                "require('child_process').spawn('rm', ['-rf', '/'])"
-            ),
-            ["rm -rf /"]
-        );
-        assert_eq!(
-            scripts(Lang::Php, r#"shell_exec("rm -rf ~");"#),
-            ["rm -rf ~"]
-        );
+        assert_eq!(scripts(Lang::Node, "require('child_process').execSync('rm -rf ~')"), ["rm -rf ~"]);
+        assert_eq!(scripts(Lang::Node, "require('child_process').spawn('rm', ['-rf', '/'])"), ["rm -rf /"]);
+        assert_eq!(scripts(Lang::Php, r#"shell_exec("rm -rf ~");"#), ["rm -rf ~"]);
         assert!(scripts(Lang::Python, "import os; os.system(cmd)")[0].starts_with("dynamic"));
         assert!(scripts(Lang::Python, "print('system is fine')").is_empty());
+    }
+
+    #[test]
+    fn finds_awk_shell_outs() {
+        assert_eq!(scripts(Lang::Awk, r#"BEGIN { system("rm -rf ~") }"#), ["rm -rf ~"]);
+        assert_eq!(scripts(Lang::Awk, r#"{ print $0 | "sh" }"#), ["sh"]);
+        assert_eq!(scripts(Lang::Awk, r#"BEGIN { "date" | getline d }"#), ["date"]);
+        assert!(scripts(Lang::Awk, r#"{ print "system" }"#).is_empty());
     }
 }

@@ -13,6 +13,9 @@ mod parse;
 mod unwrap;
 mod word;
 
+#[cfg(test)]
+mod tests;
+
 pub use normalize::normalize;
 
 /// Longest command text analysed; longer input is asked about, never passed.
@@ -31,10 +34,7 @@ pub struct Field {
 
 impl Field {
     pub fn lit(text: impl Into<String>) -> Field {
-        Field {
-            text: text.into(),
-            dynamic: false,
-        }
+        Field { text: text.into(), dynamic: false }
     }
 }
 
@@ -123,12 +123,8 @@ pub fn quote(word: &str) -> String {
     let plain = !word.is_empty()
         && !word
             .chars()
-            .any(|c| c.is_whitespace() || matches!(c, '\'' | '"' | '\\' | ';' | '&' | '|'));
-    if plain {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
+            .any(|c| c.is_whitespace() || matches!(c, '\'' | '"' | '\\' | ';' | '&' | '|' | '<' | '>' | '(' | ')'));
+    if plain { word.to_string() } else { format!("'{}'", word.replace('\'', r"'\''")) }
 }
 
 /// Joins words into canonical text.
@@ -138,8 +134,5 @@ pub fn join(words: &[String]) -> String {
 
 /// The last path component of a program name (`/usr/bin/rm` → `rm`).
 pub fn basename(word: &str) -> &str {
-    word.rsplit('/')
-        .next()
-        .filter(|b| !b.is_empty())
-        .unwrap_or(word)
+    word.rsplit('/').next().filter(|b| !b.is_empty()).unwrap_or(word)
 }

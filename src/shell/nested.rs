@@ -29,17 +29,11 @@ pub enum StdinUse {
     Code(Lang),
 }
 
-const SHELLS: &[&str] = &[
-    "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "fish", "rbash",
-];
+const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "fish", "rbash"];
 
 fn script_of(words: &[Field]) -> Field {
     Field {
-        text: words
-            .iter()
-            .map(|f| f.text.as_str())
-            .collect::<Vec<_>>()
-            .join(" "),
+        text: words.iter().map(|f| f.text.as_str()).collect::<Vec<_>>().join(" "),
         dynamic: words.iter().any(|f| f.dynamic),
     }
 }
@@ -47,16 +41,10 @@ fn script_of(words: &[Field]) -> Field {
 /// Finds the script a carrier runs; `words` may be rewritten to canonical form (git).
 pub fn carriers(words: &mut Vec<Field>, u: &mut Unwrapped) {
     let prog = basename(&words[0].text).to_string();
-    let push = |u: &mut Unwrapped, origin: String, kind: NestedKind| {
-        u.nested.push(Nested { origin, kind })
-    };
+    let push = |u: &mut Unwrapped, origin: String, kind: NestedKind| u.nested.push(Nested { origin, kind });
     if SHELLS.contains(&prog.as_str()) {
         let (i, opts) = skip_options(words, 1, "oO", &["--rcfile", "--init-file"], false);
-        let plus_o = words
-            .iter()
-            .skip(1)
-            .take_while(|f| f.text.starts_with('+'))
-            .count();
+        let plus_o = words.iter().skip(1).take_while(|f| f.text.starts_with('+')).count();
         let i = i + plus_o;
         if opts.iter().any(|(n, _)| n == "-c") {
             match words.get(i) {
@@ -73,49 +61,35 @@ pub fn carriers(words: &mut Vec<Field>, u: &mut Unwrapped) {
         return;
     }
     match prog.as_str() {
-        "eval" if words.len() > 1 => {
-            push(u, "eval".into(), NestedKind::Script(script_of(&words[1..])))
-        }
+        "eval" if words.len() > 1 => push(u, "eval".into(), NestedKind::Script(script_of(&words[1..]))),
         "su" | "runuser" => {
             let (i, opts) = skip_options(
                 words,
                 1,
                 "cgGswu",
-                &[
-                    "--command",
-                    "--group",
-                    "--supp-group",
-                    "--shell",
-                    "--whitelist-environment",
-                    "--user",
-                ],
+                &["--command", "--group", "--supp-group", "--shell", "--whitelist-environment", "--user"],
                 false,
             );
-            if let Some((_, Some(c))) = opts
-                .iter()
-                .rev()
-                .find(|(n, _)| n == "-c" || n == "--command")
-            {
+            if let Some((_, Some(c))) = opts.iter().rev().find(|(n, _)| n == "-c" || n == "--command") {
                 push(u, prog.clone(), NestedKind::Script(Field::lit(c.clone())));
             } else if opts.iter().any(|(n, _)| n == "-u" || n == "--user") && i < words.len() {
                 push(u, prog.clone(), NestedKind::Argv(words[i..].to_vec()));
             } else {
-                // `su root -c CMD`: options may follow the user name.
-                let (_, more) = skip_options(words, i + 1, "cgGsw", &["--command"], false);
-                if let Some((_, Some(c))) = more
-                    .iter()
-                    .rev()
-                    .find(|(n, _)| n == "-c" || n == "--command")
-                {
-                    push(u, prog.clone(), NestedKind::Script(Field::lit(c.clone())));
+                // `su - root -c CMD`: options may follow `-` and the user name.
+                let at = words.iter().skip(i).position(|f| f.text == "-c" || f.text == "--command");
+                if let Some(c) = at.and_then(|n| words.get(i + n + 1)) {
+                    push(u, prog.clone(), NestedKind::Script(c.clone()));
                 }
             }
         }
         "ssh" => {
-            let (i, _) = skip_options(words, 1, "bcDEeFIiJLlmOopQRSWwB", &[], false);
-            if words.len() > i + 1 {
+            const WITH_VALUE: &str = "bcDEeFIiJLlmOopQRSWwB";
+            let (i, _) = skip_options(words, 1, WITH_VALUE, &[], false);
+            // OpenSSH reads options after the destination too, up to the command.
+            let (j, _) = skip_options(words, i + 1, WITH_VALUE, &[], false);
+            if words.len() > j && i < words.len() {
                 let origin = format!("ssh {}", words[i].text);
-                push(u, origin, NestedKind::Script(script_of(&words[i + 1..])));
+                push(u, origin, NestedKind::Script(script_of(&words[j..])));
             }
         }
         "docker" | "podman" | "nerdctl" => container_exec(&prog, words, u),
@@ -128,20 +102,26 @@ pub fn carriers(words: &mut Vec<Field>, u: &mut Unwrapped) {
 }
 
 fn code_of(lang: Lang, words: &[Field], u: &mut Unwrapped) {
+    if lang == Lang::Awk {
+        // awk's program is its first operand, unless it comes from a file (-f).
+        let (i, opts) = skip_options(words, 1, "Ffve", &["--field-separator", "--file", "--assign", "--source"], false);
+        let code = opts.iter().find(|(n, _)| n == "-e" || n == "--source").and_then(|(_, v)| v.clone().map(Field::lit));
+        let from_file = opts.iter().any(|(n, _)| n == "-f" || n == "--file");
+        if let Some(code) = code.or_else(|| (!from_file).then(|| words.get(i).cloned()).flatten()) {
+            u.nested.push(Nested { origin: format!("{} program", lang.name()), kind: NestedKind::Code(lang, code) });
+        }
+        return;
+    }
     let flags = lang.code_flags();
     let mut i = 1;
     while let Some(w) = words.get(i).map(|f| f.text.as_str()) {
         if let Some(long) = w.strip_prefix("--") {
-            let (name, inline) = long
-                .split_once('=')
-                .map_or((long, None), |(n, v)| (n, Some(v)));
+            let (name, inline) = long.split_once('=').map_or((long, None), |(n, v)| (n, Some(v)));
             if ["eval", "print"].contains(&name) && matches!(lang, Lang::Node) {
                 let code = inline.map(Field::lit).or_else(|| words.get(i + 1).cloned());
                 if let Some(code) = code {
-                    u.nested.push(Nested {
-                        origin: format!("{} {w}", lang.name()),
-                        kind: NestedKind::Code(lang, code),
-                    });
+                    u.nested
+                        .push(Nested { origin: format!("{} {w}", lang.name()), kind: NestedKind::Code(lang, code) });
                 }
                 return;
             }
@@ -153,11 +133,7 @@ fn code_of(lang: Lang, words: &[Field], u: &mut Unwrapped) {
         };
         if let Some(pos) = cluster.find(|c| flags.contains(c)) {
             let rest = &cluster[pos + 1..];
-            let code = if rest.is_empty() {
-                words.get(i + 1).cloned()
-            } else {
-                Some(Field::lit(rest))
-            };
+            let code = if rest.is_empty() { words.get(i + 1).cloned() } else { Some(Field::lit(rest)) };
             if let Some(code) = code {
                 u.nested.push(Nested {
                     origin: format!("{} -{}", lang.name(), &cluster[pos..=pos]),
@@ -173,10 +149,8 @@ fn code_of(lang: Lang, words: &[Field], u: &mut Unwrapped) {
     }
     if matches!(lang, Lang::Node) && words.get(1).is_some_and(|w| w.text == "eval") {
         if let Some(code) = words.get(2) {
-            u.nested.push(Nested {
-                origin: format!("{} eval", lang.name()),
-                kind: NestedKind::Code(lang, code.clone()),
-            });
+            u.nested
+                .push(Nested { origin: format!("{} eval", lang.name()), kind: NestedKind::Code(lang, code.clone()) });
         }
         return;
     }
@@ -186,34 +160,19 @@ fn code_of(lang: Lang, words: &[Field], u: &mut Unwrapped) {
 }
 
 fn container_exec(prog: &str, words: &[Field], u: &mut Unwrapped) {
-    let (i, _) = skip_options(
-        words,
-        1,
-        "Hc",
-        &["--host", "--context", "--config", "--log-level"],
-        false,
-    );
+    let (i, _) = skip_options(words, 1, "Hc", &["--host", "--context", "--config", "--log-level"], false);
     match words.get(i).map(|f| f.text.as_str()) {
         Some("exec") => {
             let (j, _) = skip_options(
                 words,
                 i + 1,
                 "euw",
-                &[
-                    "--env",
-                    "--env-file",
-                    "--user",
-                    "--workdir",
-                    "--detach-keys",
-                ],
+                &["--env", "--env-file", "--user", "--workdir", "--detach-keys"],
                 false,
             );
             if words.len() > j + 1 {
                 let origin = format!("{prog} exec {}", words[j].text);
-                u.nested.push(Nested {
-                    origin,
-                    kind: NestedKind::Argv(words[j + 1..].to_vec()),
-                });
+                u.nested.push(Nested { origin, kind: NestedKind::Argv(words[j + 1..].to_vec()) });
             }
         }
         Some("compose") => compose_exec(prog, words, i + 1, u),
@@ -222,37 +181,18 @@ fn container_exec(prog: &str, words: &[Field], u: &mut Unwrapped) {
 }
 
 fn compose_exec(prog: &str, words: &[Field], at: usize, u: &mut Unwrapped) {
-    let (i, _) = skip_options(
-        words,
-        at,
-        "fp",
-        &["--file", "--project-name", "--profile", "--env-file"],
-        false,
-    );
-    if words
-        .get(i)
-        .is_some_and(|f| f.text == "exec" || f.text == "run")
-    {
+    let (i, _) = skip_options(words, at, "fp", &["--file", "--project-name", "--profile", "--env-file"], false);
+    if words.get(i).is_some_and(|f| f.text == "exec" || f.text == "run") {
         let (j, _) = skip_options(
             words,
             i + 1,
             "euw",
-            &[
-                "--env",
-                "--user",
-                "--workdir",
-                "--index",
-                "--entrypoint",
-                "--name",
-            ],
+            &["--env", "--user", "--workdir", "--index", "--entrypoint", "--name"],
             false,
         );
         if words.len() > j + 1 {
             let origin = format!("{prog} {} {}", words[i].text, words[j].text);
-            u.nested.push(Nested {
-                origin,
-                kind: NestedKind::Argv(words[j + 1..].to_vec()),
-            });
+            u.nested.push(Nested { origin, kind: NestedKind::Argv(words[j + 1..].to_vec()) });
         }
     }
 }
@@ -265,21 +205,13 @@ fn kubectl_exec(prog: &str, words: &[Field], u: &mut Unwrapped) {
         Some(d) => d + 1,
         None => {
             let e = words.iter().position(|f| f.text == "exec").unwrap_or(0);
-            let (i, _) = skip_options(
-                words,
-                e + 1,
-                "cnf",
-                &["--container", "--namespace", "--filename", "--context"],
-                false,
-            );
+            let (i, _) =
+                skip_options(words, e + 1, "cnf", &["--container", "--namespace", "--filename", "--context"], false);
             i + 1
         }
     };
     if start < words.len() {
-        u.nested.push(Nested {
-            origin: format!("{prog} exec"),
-            kind: NestedKind::Argv(words[start..].to_vec()),
-        });
+        u.nested.push(Nested { origin: format!("{prog} exec"), kind: NestedKind::Argv(words[start..].to_vec()) });
     }
 }
 
@@ -288,15 +220,11 @@ fn find_exec(words: &[Field], u: &mut Unwrapped) {
     while i < words.len() {
         let w = words[i].text.as_str();
         if matches!(w, "-exec" | "-execdir" | "-ok" | "-okdir") {
-            let end = words[i + 1..]
-                .iter()
-                .position(|f| f.text == ";" || f.text == "+")
-                .map_or(words.len(), |n| i + 1 + n);
+            let end =
+                words[i + 1..].iter().position(|f| f.text == ";" || f.text == "+").map_or(words.len(), |n| i + 1 + n);
             if end > i + 1 {
-                u.nested.push(Nested {
-                    origin: format!("find {w}"),
-                    kind: NestedKind::Argv(words[i + 1..end].to_vec()),
-                });
+                u.nested
+                    .push(Nested { origin: format!("find {w}"), kind: NestedKind::Argv(words[i + 1..end].to_vec()) });
             }
             i = end;
         }
@@ -306,16 +234,8 @@ fn find_exec(words: &[Field], u: &mut Unwrapped) {
 
 /// `git -C dir --no-pager -c k=v push …` reads as `git push …`; `-c alias.x=!cmd` runs a shell.
 fn git_globals(words: &mut Vec<Field>, u: &mut Unwrapped) {
-    let with_value = [
-        "-C",
-        "-c",
-        "--git-dir",
-        "--work-tree",
-        "--namespace",
-        "--exec-path",
-        "--config-env",
-        "--super-prefix",
-    ];
+    let with_value =
+        ["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env", "--super-prefix"];
     let mut i = 1;
     let mut removed = Vec::new();
     while let Some(w) = words.get(i).map(|f| f.text.clone()) {
@@ -323,19 +243,13 @@ fn git_globals(words: &mut Vec<Field>, u: &mut Unwrapped) {
             break;
         }
         let takes_value = with_value.contains(&w.as_str());
-        let value = if takes_value {
-            words.get(i + 1).map(|f| f.text.clone())
-        } else {
-            None
-        };
+        let value = if takes_value { words.get(i + 1).map(|f| f.text.clone()) } else { None };
         let setting = value.as_deref().or_else(|| w.strip_prefix("-c"));
         if w == "-c" {
             if let Some((key, cmd)) = setting.and_then(|s| s.split_once('=')) {
                 if key.starts_with("alias.") && cmd.starts_with('!') {
-                    u.nested.push(Nested {
-                        origin: format!("git {key}"),
-                        kind: NestedKind::Script(Field::lit(&cmd[1..])),
-                    });
+                    u.nested
+                        .push(Nested { origin: format!("git {key}"), kind: NestedKind::Script(Field::lit(&cmd[1..])) });
                 }
             }
         }
@@ -347,8 +261,7 @@ fn git_globals(words: &mut Vec<Field>, u: &mut Unwrapped) {
         }
     }
     if i > 1 {
-        u.notes
-            .push(format!("removed git options `{}`", removed.join(" ")));
+        u.notes.push(format!("removed git options `{}`", removed.join(" ")));
         words.drain(1..i.min(words.len()));
     }
 }

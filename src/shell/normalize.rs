@@ -5,18 +5,12 @@
 use unicode_normalization::UnicodeNormalization;
 
 pub fn normalize(text: &str) -> String {
-    let needs_work = text
-        .chars()
-        .any(|c| c == '\0' || c == '\x1b' || c == '\u{9b}' || !c.is_ascii());
+    let needs_work = text.chars().any(|c| c == '\0' || c == '\x1b' || c == '\u{9b}' || !c.is_ascii());
     if !needs_work {
         return text.to_string();
     }
     let stripped = strip_escapes(text);
-    if stripped.is_ascii() {
-        stripped
-    } else {
-        stripped.nfkc().collect()
-    }
+    if stripped.is_ascii() { stripped } else { stripped.nfkc().collect() }
 }
 
 fn strip_escapes(text: &str) -> String {

@@ -32,9 +32,7 @@ struct Stop {
     case_arm: bool,
 }
 
-const RESERVED_STARTS: &[&str] = &[
-    "if", "while", "until", "for", "select", "case", "function", "{", "[[",
-];
+const RESERVED_STARTS: &[&str] = &["if", "while", "until", "for", "select", "case", "function", "{", "[["];
 
 /// Parses a whole script.
 pub fn parse(text: &str) -> PResult<Script> {
@@ -49,19 +47,11 @@ pub fn parse(text: &str) -> PResult<Script> {
 
 impl Parser {
     pub fn new(text: &str) -> Parser {
-        Parser {
-            src: text.chars().collect(),
-            pos: 0,
-            depth: 0,
-            heredoc_jump: None,
-        }
+        Parser { src: text.chars().collect(), pos: 0, depth: 0, heredoc_jump: None }
     }
 
     pub(super) fn err<T>(&self, message: impl Into<String>) -> PResult<T> {
-        Err(ParseError {
-            message: message.into(),
-            offset: self.pos,
-        })
+        Err(ParseError { message: message.into(), offset: self.pos })
     }
 
     pub(super) fn peek(&self) -> Option<char> {
@@ -125,8 +115,8 @@ impl Parser {
     /// The reserved word at the cursor, if the next word is one of `words` exactly.
     fn reserved(&self, words: &[&str]) -> Option<&'static str> {
         const ALL: &[&str] = &[
-            "if", "then", "elif", "else", "fi", "while", "until", "do", "done", "for", "select",
-            "case", "esac", "in", "function", "{", "}", "!", "[[",
+            "if", "then", "elif", "else", "fi", "while", "until", "do", "done", "for", "select", "case", "esac", "in",
+            "function", "{", "}", "!", "[[",
         ];
         for w in words {
             if self.starts_with(w) {
@@ -135,9 +125,7 @@ impl Parser {
                     None => true,
                     Some(c) => {
                         c.is_whitespace()
-                            || (*w != "{"
-                                && *w != "}"
-                                && matches!(c, ';' | '&' | '|' | ')' | '(' | '<' | '>'))
+                            || (*w != "{" && *w != "}" && matches!(c, ';' | '&' | '|' | ')' | '(' | '<' | '>'))
                             || (*w == "}" && matches!(c, ';' | ')' | '&' | '|'))
                     }
                 };
@@ -170,10 +158,7 @@ impl Parser {
 
     /// The list inside `$(…)` or `<(…)`, up to the closing parenthesis.
     pub(super) fn subst_list(&mut self) -> PResult<Script> {
-        self.list(Stop {
-            paren: true,
-            ..Stop::default()
-        })
+        self.list(Stop { paren: true, ..Stop::default() })
     }
 
     fn list(&mut self, stop: Stop) -> PResult<Script> {
@@ -219,6 +204,19 @@ impl Parser {
             self.pos += 1;
             self.blanks();
         }
+        // The `time` keyword before a group; before a simple command it is a wrapper.
+        if self.starts_with("time") && matches!(self.peek_at(4), Some(' ' | '\t')) {
+            let save = self.pos;
+            self.pos += 4;
+            self.blanks();
+            if self.starts_with("-p ") {
+                self.pos += 2;
+                self.blanks();
+            }
+            if !matches!(self.peek(), Some('(' | '{')) {
+                self.pos = save;
+            }
+        }
         let mut cmds = vec![self.command()?];
         loop {
             self.blanks();
@@ -243,20 +241,14 @@ impl Parser {
         }
         if self.peek() == Some('(') {
             self.pos += 1;
-            let body = self.list(Stop {
-                paren: true,
-                ..Stop::default()
-            })?;
+            let body = self.list(Stop { paren: true, ..Stop::default() })?;
             self.close_paren()?;
             return self.compound("(", vec![body], vec![], vec![]);
         }
         match self.reserved(RESERVED_STARTS) {
             Some("{") => {
                 self.pos += 1;
-                let body = self.list(Stop {
-                    words: &["}"],
-                    ..Stop::default()
-                })?;
+                let body = self.list(Stop { words: &["}"], ..Stop::default() })?;
                 self.expect_reserved("}")?;
                 self.compound("{", vec![body], vec![], vec![])
             }
@@ -268,10 +260,7 @@ impl Parser {
             Some("if") => self.if_clause(),
             Some(kw @ ("while" | "until")) => {
                 self.pos += kw.len();
-                let cond = self.list(Stop {
-                    words: &["do"],
-                    ..Stop::default()
-                })?;
+                let cond = self.list(Stop { words: &["do"], ..Stop::default() })?;
                 let body = self.do_group()?;
                 self.compound(kw, vec![cond, body], vec![], vec![])
             }
@@ -280,10 +269,8 @@ impl Parser {
             Some("function") => {
                 self.pos += "function".len();
                 self.blanks();
-                self.word()?.ok_or_else(|| ParseError {
-                    message: "function name expected".into(),
-                    offset: self.pos,
-                })?;
+                self.word()?
+                    .ok_or_else(|| ParseError { message: "function name expected".into(), offset: self.pos })?;
                 self.blanks();
                 if self.starts_with("()") {
                     self.pos += 2;
@@ -321,20 +308,12 @@ impl Parser {
                 None => break,
             }
         }
-        Ok(Command::Compound {
-            kind,
-            bodies,
-            words,
-            redirects,
-        })
+        Ok(Command::Compound { kind, bodies, words, redirects })
     }
 
     fn do_group(&mut self) -> PResult<Script> {
         self.expect_reserved("do")?;
-        let body = self.list(Stop {
-            words: &["done"],
-            ..Stop::default()
-        })?;
+        let body = self.list(Stop { words: &["done"], ..Stop::default() })?;
         self.expect_reserved("done")?;
         Ok(body)
     }
@@ -343,23 +322,14 @@ impl Parser {
         self.pos += 2;
         let mut bodies = Vec::new();
         loop {
-            bodies.push(self.list(Stop {
-                words: &["then"],
-                ..Stop::default()
-            })?);
+            bodies.push(self.list(Stop { words: &["then"], ..Stop::default() })?);
             self.expect_reserved("then")?;
-            bodies.push(self.list(Stop {
-                words: &["elif", "else", "fi"],
-                ..Stop::default()
-            })?);
+            bodies.push(self.list(Stop { words: &["elif", "else", "fi"], ..Stop::default() })?);
             match self.reserved(&["elif", "else", "fi"]) {
                 Some("elif") => self.pos += 4,
                 Some("else") => {
                     self.pos += 4;
-                    bodies.push(self.list(Stop {
-                        words: &["fi"],
-                        ..Stop::default()
-                    })?);
+                    bodies.push(self.list(Stop { words: &["fi"], ..Stop::default() })?);
                     self.expect_reserved("fi")?;
                     break;
                 }
@@ -386,10 +356,8 @@ impl Parser {
             let body = self.do_group()?;
             return self.compound(kw, vec![body], vec![], nested);
         }
-        self.word()?.ok_or_else(|| ParseError {
-            message: format!("`{kw}` needs a variable name"),
-            offset: self.pos,
-        })?;
+        self.word()?
+            .ok_or_else(|| ParseError { message: format!("`{kw}` needs a variable name"), offset: self.pos })?;
         let mut words = Vec::new();
         self.blanks_and_newlines();
         if self.reserved(&["in"]).is_some() {
@@ -413,10 +381,8 @@ impl Parser {
     fn case_clause(&mut self) -> PResult<Command> {
         self.pos += 4;
         self.blanks();
-        let subject = self.word()?.ok_or_else(|| ParseError {
-            message: "`case` needs a word".into(),
-            offset: self.pos,
-        })?;
+        let subject =
+            self.word()?.ok_or_else(|| ParseError { message: "`case` needs a word".into(), offset: self.pos })?;
         let mut words = vec![subject];
         self.expect_reserved("in")?;
         let mut bodies = Vec::new();
@@ -431,10 +397,9 @@ impl Parser {
             }
             loop {
                 self.blanks();
-                let w = self.word()?.ok_or_else(|| ParseError {
-                    message: "case pattern expected".into(),
-                    offset: self.pos,
-                })?;
+                let w = self
+                    .word()?
+                    .ok_or_else(|| ParseError { message: "case pattern expected".into(), offset: self.pos })?;
                 words.push(w);
                 self.blanks();
                 match self.peek() {
@@ -446,11 +411,7 @@ impl Parser {
                     _ => return self.err("expected `)` after case pattern"),
                 }
             }
-            bodies.push(self.list(Stop {
-                words: &["esac"],
-                case_arm: true,
-                paren: false,
-            })?);
+            bodies.push(self.list(Stop { words: &["esac"], case_arm: true, paren: false })?);
             self.blanks_and_newlines();
             for end in [";;&", ";;", ";&"] {
                 if self.starts_with(end) {
@@ -465,17 +426,9 @@ impl Parser {
     fn function_body(&mut self) -> PResult<Command> {
         self.blanks_and_newlines();
         match self.command()? {
-            Command::Compound {
-                bodies,
-                words,
-                redirects,
-                ..
-            } => Ok(Command::Compound {
-                kind: "function",
-                bodies,
-                words,
-                redirects,
-            }),
+            Command::Compound { bodies, words, redirects, .. } => {
+                Ok(Command::Compound { kind: "function", bodies, words, redirects })
+            }
             Command::Simple(_) => self.err("function body must be a compound command"),
         }
     }
@@ -526,15 +479,10 @@ impl Parser {
                 self.pos += 2;
                 return Ok(words);
             }
-            let op = ["&&", "||", "(", ")", "<", ">", "!"]
-                .into_iter()
-                .find(|op| self.starts_with(op));
+            let op = ["&&", "||", "(", ")", "<", ">", "!"].into_iter().find(|op| self.starts_with(op));
             if let Some(op) = op {
                 self.pos += op.len();
-                words.push(Word(vec![super::ast::Part::Lit {
-                    text: op.into(),
-                    quoted: false,
-                }]));
+                words.push(Word(vec![super::ast::Part::Lit { text: op.into(), quoted: false }]));
                 continue;
             }
             match self.word()? {
@@ -566,9 +514,7 @@ impl Parser {
                 }
             }
         }
-        const OPS: &[&str] = &[
-            "<<<", "<<-", "&>>", "<<", ">>", ">|", "<>", "<&", ">&", "&>", "<", ">",
-        ];
+        const OPS: &[&str] = &["<<<", "<<-", "&>>", "<<", ">>", ">|", "<>", "<&", ">&", "&>", "<", ">"];
         let op = OPS.iter().copied().find(|op| self.starts_with(op));
         let op = match op {
             Some(op) if !(op == "<" || op == ">") || self.peek_at(1) != Some('(') => op,
@@ -583,25 +529,16 @@ impl Parser {
         }
         self.pos += op.len();
         self.blanks();
-        let target = self.word()?.ok_or_else(|| ParseError {
-            message: format!("`{op}` needs a target"),
-            offset: self.pos,
-        })?;
-        let target = if op == "<<" || op == "<<-" {
-            self.heredoc(&target, op == "<<-")?
-        } else {
-            target
-        };
+        let target =
+            self.word()?.ok_or_else(|| ParseError { message: format!("`{op}` needs a target"), offset: self.pos })?;
+        let target = if op == "<<" || op == "<<-" { self.heredoc(&target, op == "<<-")? } else { target };
         Ok(Some(Redirect { fd, op, target }))
     }
 
     /// Reads the body of a here-document whose delimiter word is `delim`; the body starts after
     /// the end of the current line (or after the previous body on this line).
     fn heredoc(&mut self, delim: &Word, strip_tabs: bool) -> PResult<Word> {
-        let quoted = delim
-            .0
-            .iter()
-            .any(|p| matches!(p, super::ast::Part::Lit { quoted: true, .. }));
+        let quoted = delim.0.iter().any(|p| matches!(p, super::ast::Part::Lit { quoted: true, .. }));
         let tag: String = delim
             .0
             .iter()
@@ -622,16 +559,9 @@ impl Parser {
             if at >= self.src.len() {
                 break;
             }
-            let end = self.src[at..]
-                .iter()
-                .position(|&c| c == '\n')
-                .map_or(self.src.len(), |n| at + n);
+            let end = self.src[at..].iter().position(|&c| c == '\n').map_or(self.src.len(), |n| at + n);
             let line: String = self.src[at..end].iter().collect();
-            let line = if strip_tabs {
-                line.trim_start_matches('\t').to_string()
-            } else {
-                line
-            };
+            let line = if strip_tabs { line.trim_start_matches('\t').to_string() } else { line };
             at = (end + 1).min(self.src.len());
             if line == tag {
                 break;
@@ -641,17 +571,9 @@ impl Parser {
         }
         self.heredoc_jump = Some((newline, at));
         if quoted {
-            return Ok(Word(vec![super::ast::Part::Lit {
-                text: body,
-                quoted: true,
-            }]));
+            return Ok(Word(vec![super::ast::Part::Lit { text: body, quoted: true }]));
         }
-        let mut sub = Parser {
-            src: body.chars().collect(),
-            pos: 0,
-            depth: self.depth,
-            heredoc_jump: None,
-        };
+        let mut sub = Parser { src: body.chars().collect(), pos: 0, depth: self.depth, heredoc_jump: None };
         sub.dquoted_until(None)
     }
 }
@@ -685,6 +607,8 @@ mod tests {
             "X=(a b c) Y=1 cmd",
             "echo a\\\nb",
             "! true",
+            "time (a; b)",
+            "time -p { a; }",
             "case x in\n  a) echo ;;\nesac",
         ];
         for c in cases {
@@ -694,16 +618,7 @@ mod tests {
 
     #[test]
     fn rejects_what_it_cannot_read() {
-        for bad in [
-            "echo 'unterminated",
-            "(a; b",
-            "if a; then b",
-            "a && ",
-            "| a",
-            "echo $(",
-            "cat <<EOF",
-            "for",
-        ] {
+        for bad in ["echo 'unterminated", "(a; b", "if a; then b", "a && ", "| a", "echo $(", "cat <<EOF", "for"] {
             assert!(parse(bad).is_err(), "{bad:?} should not parse");
         }
     }

@@ -15,6 +15,8 @@ pub struct Unwrapped {
     /// The program reads a script or code from standard input.
     pub stdin: Option<StdinUse>,
     pub notes: Vec<String>,
+    /// Set when unwrapping stopped at a limit; the command is then asked about.
+    pub limit: Option<String>,
 }
 
 /// What a wrapper does with the words after it.
@@ -92,18 +94,15 @@ fn has(opts: &[Opt], names: &[&str]) -> bool {
 }
 
 fn value<'a>(opts: &'a [Opt], names: &[&str]) -> Option<&'a str> {
-    opts.iter()
-        .rev()
-        .find(|(n, _)| names.contains(&n.as_str()))
-        .and_then(|(_, v)| v.as_deref())
+    opts.iter().rev().find(|(n, _)| names.contains(&n.as_str())).and_then(|(_, v)| v.as_deref())
 }
 
 /// Skips `NAME=value` words (after `env` and `sudo`).
 fn skip_assignments(words: &[Field], mut i: usize) -> usize {
     while words.get(i).is_some_and(|f| {
-        f.text.split_once('=').is_some_and(|(n, _)| {
-            !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        })
+        f.text
+            .split_once('=')
+            .is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
     }) {
         i += 1;
     }
@@ -111,15 +110,8 @@ fn skip_assignments(words: &[Field], mut i: usize) -> usize {
 }
 
 fn script_of(words: &[Field]) -> Field {
-    let text = words
-        .iter()
-        .map(|f| f.text.as_str())
-        .collect::<Vec<_>>()
-        .join(" ");
-    Field {
-        text,
-        dynamic: words.iter().any(|f| f.dynamic),
-    }
+    let text = words.iter().map(|f| f.text.as_str()).collect::<Vec<_>>().join(" ");
+    Field { text, dynamic: words.iter().any(|f| f.dynamic) }
 }
 
 fn step(prog: &str, w: &[Field]) -> Option<Step> {
@@ -145,20 +137,7 @@ fn step(prog: &str, w: &[Field]) -> Option<Step> {
                 ],
                 false,
             );
-            if has(
-                &opts,
-                &[
-                    "-l",
-                    "-v",
-                    "-V",
-                    "-e",
-                    "-K",
-                    "--list",
-                    "--validate",
-                    "--version",
-                    "--edit",
-                ],
-            ) {
+            if has(&opts, &["-l", "-v", "-V", "-e", "-K", "--list", "--validate", "--version", "--edit"]) {
                 return None;
             }
             Some(Step::Run(skip_assignments(w, i)))
@@ -170,14 +149,7 @@ fn step(prog: &str, w: &[Field]) -> Option<Step> {
                 w,
                 1,
                 "uCSP",
-                &[
-                    "--unset",
-                    "--chdir",
-                    "--split-string",
-                    "--block-signal",
-                    "--default-signal",
-                    "--ignore-signal",
-                ],
+                &["--unset", "--chdir", "--split-string", "--block-signal", "--default-signal", "--ignore-signal"],
                 false,
             );
             let i = skip_assignments(w, i);
@@ -192,13 +164,9 @@ fn step(prog: &str, w: &[Field]) -> Option<Step> {
         }
         "command" => {
             let (i, opts) = skip_options(w, 1, "", &[], false);
-            if has(&opts, &["-v", "-V"]) {
-                None
-            } else {
-                Some(Step::Run(i))
-            }
+            if has(&opts, &["-v", "-V"]) { None } else { Some(Step::Run(i)) }
         }
-        "builtin" | "nohup" | "setsid" | "caffeinate" | "unbuffer" => {
+        "builtin" | "nohup" | "setsid" | "caffeinate" | "unbuffer" | "coproc" => {
             run(skip_options(w, 1, "", &[], false))
         }
         "exec" => run(skip_options(w, 1, "a", &[], false)),
@@ -208,68 +176,28 @@ fn step(prog: &str, w: &[Field]) -> Option<Step> {
             let (i, _) = skip_options(w, 1, "sk", &["--signal", "--kill-after"], false);
             Some(Step::Run(i + 1))
         }
-        "stdbuf" => run(skip_options(
-            w,
-            1,
-            "ioe",
-            &["--input", "--output", "--error"],
-            false,
-        )),
+        "stdbuf" => run(skip_options(w, 1, "ioe", &["--input", "--output", "--error"], false)),
         "ionice" => {
-            let (i, opts) = skip_options(
-                w,
-                1,
-                "cnpPu",
-                &["--class", "--classdata", "--pid", "--pgid", "--uid"],
-                false,
-            );
-            if has(&opts, &["-p", "-P", "-u", "--pid", "--pgid", "--uid"]) {
-                None
-            } else {
-                Some(Step::Run(i))
-            }
+            let (i, opts) = skip_options(w, 1, "cnpPu", &["--class", "--classdata", "--pid", "--pgid", "--uid"], false);
+            if has(&opts, &["-p", "-P", "-u", "--pid", "--pgid", "--uid"]) { None } else { Some(Step::Run(i)) }
         }
         "chrt" => {
-            let (i, opts) = skip_options(
-                w,
-                1,
-                "TPD",
-                &["--sched-runtime", "--sched-period", "--sched-deadline"],
-                false,
-            );
-            if has(&opts, &["-p", "-m", "--pid", "--max"]) {
-                None
-            } else {
-                Some(Step::Run(i + 1))
-            }
+            let (i, opts) =
+                skip_options(w, 1, "TPD", &["--sched-runtime", "--sched-period", "--sched-deadline"], false);
+            if has(&opts, &["-p", "-m", "--pid", "--max"]) { None } else { Some(Step::Run(i + 1)) }
         }
         "taskset" => {
             let (i, opts) = skip_options(w, 1, "", &[], false);
-            if has(&opts, &["-p", "--pid"]) {
-                None
-            } else {
-                Some(Step::Run(i + 1))
-            }
+            if has(&opts, &["-p", "--pid"]) { None } else { Some(Step::Run(i + 1)) }
         }
         "flock" => {
-            let (i, opts) = skip_options(
-                w,
-                1,
-                "wEc",
-                &["--timeout", "--conflict-exit-code", "--command"],
-                false,
-            );
+            let (i, opts) = skip_options(w, 1, "wEc", &["--timeout", "--conflict-exit-code", "--command"], false);
             match value(&opts, &["-c", "--command"]) {
                 Some(c) => Some(Step::Script(Field::lit(c))),
                 // `flock FILE -c CMD`: options may follow the lock file.
                 None => {
-                    let (j, more) = skip_options(
-                        w,
-                        i + 1,
-                        "wEc",
-                        &["--timeout", "--conflict-exit-code", "--command"],
-                        false,
-                    );
+                    let (j, more) =
+                        skip_options(w, i + 1, "wEc", &["--timeout", "--conflict-exit-code", "--command"], false);
                     match value(&more, &["-c", "--command"]) {
                         Some(c) => Some(Step::Script(Field::lit(c))),
                         None => Some(Step::Run(j)),
@@ -294,11 +222,7 @@ fn step(prog: &str, w: &[Field]) -> Option<Step> {
                 ],
                 false,
             );
-            if i >= w.len() {
-                Some(Step::Replace(vec![Field::lit("echo")]))
-            } else {
-                Some(Step::Run(i))
-            }
+            if i >= w.len() { Some(Step::Replace(vec![Field::lit("echo")])) } else { Some(Step::Run(i)) }
         }
         "parallel" => parallel(w),
         "watch" => {
@@ -311,9 +235,7 @@ fn step(prog: &str, w: &[Field]) -> Option<Step> {
                 Some(Step::Script(script_of(&w[i..])))
             }
         }
-        "busybox" | "toybox" => {
-            (w.len() > 1 && !w[1].text.starts_with('-')).then_some(Step::Run(1))
-        }
+        "busybox" | "toybox" => (w.len() > 1 && !w[1].text.starts_with('-')).then_some(Step::Run(1)),
         _ => None,
     }
 }
@@ -324,31 +246,13 @@ fn parallel(w: &[Field]) -> Option<Step> {
         w,
         1,
         "jSIaN",
-        &[
-            "--jobs",
-            "--sshlogin",
-            "--arg-file",
-            "--max-args",
-            "--delay",
-            "--timeout",
-            "--joblog",
-            "--results",
-        ],
+        &["--jobs", "--sshlogin", "--arg-file", "--max-args", "--delay", "--timeout", "--joblog", "--results"],
         false,
     );
-    let end = w
-        .iter()
-        .skip(i)
-        .position(|f| f.text.starts_with(":::"))
-        .map_or(w.len(), |n| i + n);
+    let end = w.iter().skip(i).position(|f| f.text.starts_with(":::")).map_or(w.len(), |n| i + n);
     let cmd = &w[i..end];
-    let args: Vec<Field> = w
-        .get(end + 1..)
-        .unwrap_or(&[])
-        .iter()
-        .filter(|f| !f.text.starts_with(":::"))
-        .cloned()
-        .collect();
+    let args: Vec<Field> =
+        w.get(end + 1..).unwrap_or(&[]).iter().filter(|f| !f.text.starts_with(":::")).cloned().collect();
     match cmd {
         [] => None,
         [one] if one.text.contains(' ') => Some(Step::Script(one.clone())),
@@ -370,19 +274,21 @@ pub fn unwrap(mut words: Vec<Field>) -> Unwrapped {
         nested: Vec::new(),
         stdin: None,
         notes: Vec::new(),
+        limit: None,
     };
-    for _ in 0..MAX_WRAPPERS {
+    for round in 0..=MAX_WRAPPERS {
         let prog = basename(&words[0].text).to_string();
         if words[0].dynamic {
             break;
         }
-        match step(&prog, &words) {
+        let next = step(&prog, &words);
+        if round == MAX_WRAPPERS && next.is_some() {
+            u.limit = Some(format!("more than {MAX_WRAPPERS} wrappers around one command"));
+            break;
+        }
+        match next {
             Some(Step::Run(i)) if i < words.len() => {
-                let removed = words
-                    .drain(..i)
-                    .map(|f| f.text)
-                    .collect::<Vec<_>>()
-                    .join(" ");
+                let removed = words.drain(..i).map(|f| f.text).collect::<Vec<_>>().join(" ");
                 u.notes.push(format!("unwrapped `{removed}`"));
                 u.wrappers.push(prog);
             }
@@ -392,10 +298,7 @@ pub fn unwrap(mut words: Vec<Field>) -> Unwrapped {
                 words = new;
             }
             Some(Step::Script(script)) => {
-                u.nested.push(Nested {
-                    origin: prog.clone(),
-                    kind: NestedKind::Script(script),
-                });
+                u.nested.push(Nested { origin: prog.clone(), kind: NestedKind::Script(script) });
                 break;
             }
             _ => break,
@@ -416,11 +319,7 @@ mod tests {
 
     fn program_after(s: &str) -> String {
         let u = unwrap(fields(s));
-        u.words
-            .iter()
-            .map(|f| f.text.clone())
-            .collect::<Vec<_>>()
-            .join(" ")
+        u.words.iter().map(|f| f.text.clone()).collect::<Vec<_>>().join(" ")
     }
 
     #[test]
@@ -463,16 +362,7 @@ mod tests {
     fn script_wrappers_hand_on_a_nested_script() {
         for input in ["watch -n 1 rm -rf x", "flock /tmp/l -c rm", "env -S rm"] {
             let u = unwrap(fields(input));
-            assert!(
-                matches!(
-                    u.nested.first(),
-                    Some(Nested {
-                        kind: NestedKind::Script(_),
-                        ..
-                    })
-                ),
-                "{input}"
-            );
+            assert!(matches!(u.nested.first(), Some(Nested { kind: NestedKind::Script(_), .. })), "{input}");
         }
     }
 }

@@ -5,10 +5,7 @@ use super::ast::{Assign, Part, Script, Word};
 use super::parse::{PResult, ParseError, Parser};
 
 fn is_meta(c: char) -> bool {
-    matches!(
-        c,
-        ' ' | '\t' | '\r' | '\n' | ';' | '&' | '|' | '<' | '>' | '(' | ')'
-    )
+    matches!(c, ' ' | '\t' | '\r' | '\n' | ';' | '&' | '|' | '<' | '>' | '(' | ')')
 }
 
 /// Adds literal text to a word, merging with a previous literal of the same quoting.
@@ -19,27 +16,18 @@ fn push_lit(parts: &mut Vec<Part>, s: &str, quoted: bool) {
             return;
         }
     }
-    parts.push(Part::Lit {
-        text: s.to_string(),
-        quoted,
-    });
+    parts.push(Part::Lit { text: s.to_string(), quoted });
 }
 
 /// `NAME=value` (or `NAME+=value`) at the start of a simple command.
 pub fn as_assignment(word: &Word) -> Option<Assign> {
-    let Some(Part::Lit {
-        text,
-        quoted: false,
-    }) = word.0.first()
-    else {
+    let Some(Part::Lit { text, quoted: false }) = word.0.first() else {
         return None;
     };
     let eq = text.find('=')?;
     let name = text[..eq].trim_end_matches('+');
     let mut chars = name.chars();
-    if !chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+    if !chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         || !chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
     {
         return None;
@@ -47,16 +35,10 @@ pub fn as_assignment(word: &Word) -> Option<Assign> {
     let mut value = Vec::new();
     let rest = &text[eq + 1..];
     if !rest.is_empty() {
-        value.push(Part::Lit {
-            text: rest.to_string(),
-            quoted: false,
-        });
+        value.push(Part::Lit { text: rest.to_string(), quoted: false });
     }
     value.extend(word.0[1..].iter().cloned());
-    Some(Assign {
-        name: name.to_string(),
-        value: Word(value),
-    })
+    Some(Assign { name: name.to_string(), value: Word(value) })
 }
 
 impl Parser {
@@ -103,10 +85,7 @@ impl Parser {
                     self.pos += 1;
                     let inner = self.dquoted_until(Some('"'))?;
                     if inner.0.is_empty() {
-                        parts.push(Part::Lit {
-                            text: String::new(),
-                            quoted: true,
-                        });
+                        parts.push(Part::Lit { text: String::new(), quoted: true });
                     }
                     for p in inner.0 {
                         match p {
@@ -118,10 +97,7 @@ impl Parser {
                 '$' => self.dollar(&mut parts, false)?,
                 '`' => {
                     let script = self.backtick()?;
-                    parts.push(Part::Subst {
-                        script,
-                        quoted: false,
-                    });
+                    parts.push(Part::Subst { script, quoted: false });
                 }
                 _ => {
                     push_lit(&mut parts, &c.to_string(), false);
@@ -129,11 +105,7 @@ impl Parser {
                 }
             }
         }
-        Ok(if self.pos == start {
-            None
-        } else {
-            Some(Word(parts))
-        })
+        Ok(if self.pos == start { None } else { Some(Word(parts)) })
     }
 
     fn array_items(&mut self) -> PResult<Vec<Word>> {
@@ -172,11 +144,7 @@ impl Parser {
             }
             match c {
                 '\\' => {
-                    let specials: &[char] = if end.is_some() {
-                        &['$', '`', '"', '\\']
-                    } else {
-                        &['$', '`', '\\']
-                    };
+                    let specials: &[char] = if end.is_some() { &['$', '`', '"', '\\'] } else { &['$', '`', '\\'] };
                     match self.peek_at(1) {
                         Some('\n') => self.pos += 2,
                         Some(n) if specials.contains(&n) => {
@@ -192,10 +160,7 @@ impl Parser {
                 '$' => self.dollar(&mut parts, true)?,
                 '`' => {
                     let script = self.backtick()?;
-                    parts.push(Part::Subst {
-                        script,
-                        quoted: true,
-                    });
+                    parts.push(Part::Subst { script, quoted: true });
                 }
                 _ => {
                     push_lit(&mut parts, &c.to_string(), true);
@@ -242,19 +207,11 @@ impl Parser {
             Some('{') => {
                 self.pos += 2;
                 let raw = self.brace_param()?;
-                let ident_len = raw
-                    .chars()
-                    .take_while(|c| c.is_alphanumeric() || *c == '_')
-                    .count();
+                let ident_len = raw.chars().take_while(|c| c.is_alphanumeric() || *c == '_').count();
                 let simple = ident_len == raw.chars().count() && ident_len > 0;
                 let special = raw.chars().count() == 1 && "@*#?$!-0".contains(raw.as_str());
                 if simple || special {
-                    parts.push(Part::Param {
-                        name: raw,
-                        quoted,
-                        raw: None,
-                        nested: vec![],
-                    });
+                    parts.push(Part::Param { name: raw, quoted, raw: None, nested: vec![] });
                 } else {
                     let name: String = raw
                         .trim_start_matches(['#', '!'])
@@ -262,39 +219,21 @@ impl Parser {
                         .take_while(|c| c.is_alphanumeric() || *c == '_')
                         .collect();
                     let nested = self.scan_nested(&raw)?;
-                    parts.push(Part::Param {
-                        name,
-                        quoted,
-                        raw: Some(raw),
-                        nested,
-                    });
+                    parts.push(Part::Param { name, quoted, raw: Some(raw), nested });
                 }
             }
             Some(c) if c.is_ascii_alphabetic() || c == '_' => {
                 self.pos += 1;
                 let mut name = String::new();
-                while let Some(c) = self
-                    .peek()
-                    .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
-                {
+                while let Some(c) = self.peek().filter(|c| c.is_ascii_alphanumeric() || *c == '_') {
                     name.push(c);
                     self.pos += 1;
                 }
-                parts.push(Part::Param {
-                    name,
-                    quoted,
-                    raw: None,
-                    nested: vec![],
-                });
+                parts.push(Part::Param { name, quoted, raw: None, nested: vec![] });
             }
             Some(c) if c.is_ascii_digit() || "@*#?$!-".contains(c) => {
                 self.pos += 2;
-                parts.push(Part::Param {
-                    name: c.to_string(),
-                    quoted,
-                    raw: None,
-                    nested: vec![],
-                });
+                parts.push(Part::Param { name: c.to_string(), quoted, raw: None, nested: vec![] });
             }
             _ => {
                 push_lit(parts, "$", quoted);
@@ -347,10 +286,7 @@ impl Parser {
             self.pos += 1;
         }
         self.pos = start;
-        Err(ParseError {
-            message: "unterminated `((`".into(),
-            offset: start,
-        })
+        Err(ParseError { message: "unterminated `((`".into(), offset: start })
     }
 
     /// Substitutions inside opaque text (arithmetic, `${x:-…}`), parsed as double-quoted text.
@@ -360,10 +296,7 @@ impl Parser {
         }
         let mut sub = Parser::new(raw);
         sub.depth = self.depth;
-        let word = sub.dquoted_until(None).map_err(|e| ParseError {
-            offset: self.pos,
-            ..e
-        })?;
+        let word = sub.dquoted_until(None).map_err(|e| ParseError { offset: self.pos, ..e })?;
         let mut out = Vec::new();
         for part in word.0 {
             match part {
@@ -428,10 +361,7 @@ impl Parser {
         if sub.depth > super::parse::MAX_PARSE_DEPTH {
             return self.err("nesting too deep");
         }
-        sub.subst_list().map_err(|e| ParseError {
-            offset: self.pos,
-            ..e
-        })
+        sub.subst_list().map_err(|e| ParseError { offset: self.pos, ..e })
     }
 
     /// ANSI-C quoted text, cursor just after `$'`.

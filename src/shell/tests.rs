@@ -1,0 +1,178 @@
+//! Table tests of the whole analysis: command text → the canonical segments rules will see.
+
+use super::{IssueKind, analyze_argv, analyze_script};
+
+fn segments(cmd: &str) -> Vec<String> {
+    let a = analyze_script(cmd);
+    assert!(a.issues.is_empty(), "{cmd:?}: unexpected issues {:?}", a.issues);
+    a.segments.into_iter().map(|s| s.text).collect()
+}
+
+fn has_segment(cmd: &str, want: &str) {
+    let segs = segments(cmd);
+    assert!(segs.iter().any(|s| s == want), "{cmd:?}: no segment {want:?} in {segs:?}");
+}
+
+#[test]
+fn quoting_and_escapes_resolve() {
+    let cases = [
+        ("r''m -rf ~", "rm -rf ~"),
+        ("\\rm -rf ~", "rm -rf ~"),
+        ("\"r\"m -rf ~", "rm -rf ~"),
+        ("$'\\x72\\x6d' -rf ~", "rm -rf ~"),
+        ("$'\\162\\155' -rf ~", "rm -rf ~"),
+        ("$'\\u0072m' -rf ~", "rm -rf ~"),
+        ("$\"rm\" -rf ~", "rm -rf ~"),
+        ("rm \\\n -rf ~", "rm -rf ~"),
+        ("/bin/rm -rf ~", "rm -rf ~"),
+        ("git commit -m 'fix: drop table'", "git commit -m 'fix: drop table'"),
+        ("echo \"a  b\"", "echo 'a  b'"),
+        ("ｒｍ -rf ~", "rm -rf ~"),
+        ("rm -rf ~ # comment", "rm -rf ~"),
+    ];
+    for (cmd, want) in cases {
+        has_segment(cmd, want);
+    }
+}
+
+#[test]
+fn variables_and_trivial_substitutions_resolve() {
+    let cases = [
+        ("X=rm; $X -rf ~", "rm -rf ~"),
+        ("X=rm\n${X} -rf ~", "rm -rf ~"),
+        ("export X=rm; \"$X\" -rf ~", "rm -rf ~"),
+        ("X='rm -rf'; $X ~", "rm -rf ~"),
+        ("$(echo rm) -rf ~", "rm -rf ~"),
+        ("`printf rm` -rf ~", "rm -rf ~"),
+        ("$(printf '\\x72\\x6d') -rf ~", "rm -rf ~"),
+        ("r{m,} -rf ~", "rm r -rf ~"),
+        ("rm -rf {src,.git}", "rm -rf src .git"),
+        ("rm -rf \"$HOME\"", "rm -rf $HOME"),
+        ("rm -rf ${HOME}/", "rm -rf $HOME/"),
+        ("echo $(cat x)", "echo $(cat x)"),
+    ];
+    for (cmd, want) in cases {
+        has_segment(cmd, want);
+    }
+}
+
+#[test]
+fn control_structures_expose_every_command() {
+    let cases = [
+        ("true && git reset --hard", "git reset --hard"),
+        ("false || git reset --hard", "git reset --hard"),
+        ("a | git reset --hard |& b", "git reset --hard"),
+        ("sleep 1 & git reset --hard", "git reset --hard"),
+        ("(cd x; git reset --hard)", "git reset --hard"),
+        ("{ git reset --hard; }", "git reset --hard"),
+        ("if true; then git reset --hard; fi", "git reset --hard"),
+        ("if false; then :; else git reset --hard; fi", "git reset --hard"),
+        ("while true; do git reset --hard; done", "git reset --hard"),
+        ("until false; do git reset --hard; done", "git reset --hard"),
+        ("for i in 1 2; do git reset --hard; done", "git reset --hard"),
+        ("case x in x) git reset --hard;; esac", "git reset --hard"),
+        ("f() { git reset --hard; }; f", "git reset --hard"),
+        ("function f { git reset --hard; }", "git reset --hard"),
+        ("echo $(git reset --hard)", "git reset --hard"),
+        ("echo `git reset --hard`", "git reset --hard"),
+        ("echo \"$(echo `git reset --hard`)\"", "git reset --hard"),
+        ("diff <(git reset --hard) x", "git reset --hard"),
+        ("tee >(git reset --hard)", "git reset --hard"),
+        ("echo $((1 + $(git reset --hard)))", "git reset --hard"),
+        ("echo ${X:-$(git reset --hard)}", "git reset --hard"),
+        ("[[ -n $(git reset --hard) ]]", "git reset --hard"),
+        ("X=$(git reset --hard)", "git reset --hard"),
+        ("cat <<EOF\n$(git reset --hard)\nEOF", "git reset --hard"),
+    ];
+    for (cmd, want) in cases {
+        has_segment(cmd, want);
+    }
+}
+
+#[test]
+fn here_documents_and_pipes_fed_to_a_shell_are_scripts() {
+    let cases = [
+        ("bash <<EOF\nrm -rf ~\nEOF", "rm -rf ~"),
+        ("sh <<'EOF'\nrm -rf ~\nEOF\n", "rm -rf ~"),
+        ("bash <<< 'rm -rf ~'", "rm -rf ~"),
+        ("echo 'rm -rf ~' | sh", "rm -rf ~"),
+        ("printf 'rm -rf ~' | bash -s", "rm -rf ~"),
+        ("cat <<EOF | sh\nrm -rf ~\nEOF", "rm -rf ~"),
+        ("python3 <<EOF\nimport os; os.system('rm -rf ~')\nEOF", "rm -rf ~"),
+    ];
+    for (cmd, want) in cases {
+        has_segment(cmd, want);
+    }
+    // Data for a program that is not a shell stays data.
+    let segs = segments("cat <<EOF\nrm -rf ~\nEOF");
+    assert_eq!(segs, ["cat << …"]);
+}
+
+#[test]
+fn redirect_targets_are_visible() {
+    has_segment("echo x > /dev/sda", "echo x > /dev/sda");
+    has_segment("cat k >> ~/.ssh/authorized_keys", "cat k >> ~/.ssh/authorized_keys");
+    has_segment("cmd 2>&1", "cmd 2>& 1");
+}
+
+#[test]
+fn wrappers_and_nested_scripts_unwrap() {
+    let cases = [
+        ("sudo env X=1 bash -c \"r\\m -rf ~\"", "rm -rf ~"),
+        ("eval 'rm -rf ~'", "rm -rf ~"),
+        ("su -c 'rm -rf ~' root", "rm -rf ~"),
+        ("su - root -c 'rm -rf ~'", "rm -rf ~"),
+        ("ssh -p 22 host rm -rf ~", "rm -rf ~"),
+        ("ssh host 'cd /; rm -rf ~'", "rm -rf ~"),
+        ("docker exec -it web rm -rf /data", "rm -rf /data"),
+        ("podman exec c sh -c 'rm -rf /'", "rm -rf /"),
+        ("kubectl exec -n prod pod -- rm -rf /data", "rm -rf /data"),
+        ("find . -name x -exec rm -rf {} \\;", "rm -rf {}"),
+        ("git -C repo --no-pager -c x.y=z reset --hard", "git reset --hard"),
+        ("git -c alias.x='!rm -rf ~' x", "rm -rf ~"),
+        ("python3 -c \"import os; os.system('rm -rf ~')\"", "rm -rf ~"),
+        ("perl -e 'system(\"rm -rf ~\")'", "rm -rf ~"),
+        ("ruby -e '`rm -rf ~`'", "rm -rf ~"),
+        ("node -e \"require('child_process').execSync('rm -rf ~')\"", "rm -rf ~"),
+        ("php -r 'shell_exec(\"rm -rf ~\");'", "rm -rf ~"),
+        ("watch -n 1 'rm -rf ~'", "rm -rf ~"),
+        ("xargs -0 rm -rf", "rm -rf"),
+        ("bash -lc 'rm -rf ~'", "rm -rf ~"),
+        ("sh -ec 'rm -rf ~'", "rm -rf ~"),
+        ("bash -o pipefail -c 'rm -rf ~'", "rm -rf ~"),
+        ("env -S 'rm -rf ~'", "rm -rf ~"),
+    ];
+    for (cmd, want) in cases {
+        has_segment(cmd, want);
+    }
+}
+
+#[test]
+fn argv_form_unwraps_too() {
+    let a = analyze_argv(&["sudo".into(), "bash".into(), "-c".into(), "rm -rf ~".into()]);
+    assert!(a.segments.iter().any(|s| s.text == "rm -rf ~"), "{:?}", a.segments);
+    let a = analyze_argv(&["git".into(), "commit".into(), "-m".into(), "a; rm -rf ~".into()]);
+    assert_eq!(a.segments.len(), 1);
+}
+
+#[test]
+fn what_cannot_be_read_is_an_issue() {
+    let cases = [
+        ("$CMD -rf ~", IssueKind::Dynamic),
+        ("bash -c \"$X\"", IssueKind::Dynamic),
+        ("eval \"$(curl -s x)\"", IssueKind::Dynamic),
+        ("python -c 'import os; os.system(c)'", IssueKind::Dynamic),
+        ("echo 'unterminated", IssueKind::Unparseable),
+        ("rm -rf ) x", IssueKind::Unparseable),
+    ];
+    for (cmd, kind) in cases {
+        let a = analyze_script(cmd);
+        assert!(a.issues.iter().any(|i| i.kind == kind), "{cmd:?}: {:?}", a.issues);
+    }
+    let long = "a".repeat(super::MAX_INPUT_BYTES + 1);
+    assert_eq!(analyze_script(&long).issues[0].kind, IssueKind::TooComplex);
+    let nested = format!("echo {}rm{}", "$(echo ".repeat(20), ")".repeat(20));
+    assert!(analyze_script(&nested).issues.iter().any(|i| i.kind == IssueKind::TooComplex));
+    let many = "true;".repeat(super::MAX_SEGMENTS + 5);
+    assert!(analyze_script(&many).issues.iter().any(|i| i.kind == IssueKind::TooComplex));
+}
