@@ -1,22 +1,11 @@
 //! cmdguard: a guard in front of every shell command an AI agent runs. main parses the command
 //! line, dispatches once, and maps the outcome to an exit code in one place.
 
-mod cli;
-mod cmd;
-mod config;
-mod decide;
-mod exec;
-mod exit;
-mod report;
-mod rules;
-mod shell;
-mod term;
-
 use std::process::ExitCode;
 
 use clap::Parser;
-
-use cli::{Cli, Sub};
+use cmdguard::cli::{Cli, Sub};
+use cmdguard::{cmd, config, exit};
 
 fn main() -> ExitCode {
     // An internal error must never let a command through: report it and exit "not run".

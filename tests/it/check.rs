@@ -1,0 +1,67 @@
+//! `check` and `explain`: decide without running.
+
+use crate::env::{TestEnv, code, stdout};
+
+#[test]
+fn check_exit_codes_follow_the_verdict() {
+    let t = TestEnv::new();
+    assert_eq!(code(&t.run(["check", "-c", "cargo test"])), 0);
+    assert_eq!(code(&t.run(["check", "-c", "git reset --hard"])), 1);
+    assert_eq!(code(&t.run(["check", "-c", "rm -rf ~"])), 2);
+    assert_eq!(code(&t.run(["check", "--", "rm", "-rf", "/"])), 2);
+    let o = t.run(["check", "-c", "touch ran; rm -rf ~"]);
+    assert_eq!(code(&o), 2);
+    assert!(!t.exists("ran"), "check never runs anything");
+    assert!(stdout(&o).contains("filesystem.rm-root-or-home"));
+}
+
+#[test]
+fn check_json_and_batch() {
+    let t = TestEnv::new();
+    let o = t.run(["--json", "check", "-c", "git push -f"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["verdict"], "ask");
+    assert_eq!(v["rules"][0], "git.push-force");
+
+    let o = t.run_with_input(&["check", "--batch"], "ls\ngit reset --hard\nrm -rf /\necho 'unterminated\n");
+    assert_eq!(code(&o), 0);
+    let lines: Vec<serde_json::Value> = stdout(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let verdicts: Vec<&str> = lines.iter().map(|v| v["verdict"].as_str().unwrap()).collect();
+    assert_eq!(verdicts, ["pass", "ask", "deny", "ask"]);
+    assert_eq!(lines[1]["command"], "git reset --hard");
+    assert_eq!(lines[3]["rules"][0], "core.unparseable");
+}
+
+#[test]
+fn allow_shows_in_check() {
+    let t = TestEnv::new();
+    t.write(".cmdguard.toml", "[[allow]]\ncommand = \"git push --force origin wip\"\nreason = \"my branch\"\n");
+    let o = t.run(["check", "-c", "git push --force origin wip"]);
+    assert_eq!(code(&o), 0);
+    assert!(stdout(&o).starts_with("allow:"), "{}", stdout(&o));
+}
+
+#[test]
+fn explain_shows_every_step() {
+    let t = TestEnv::new();
+    let o = t.run(["explain", "-c", "sudo env X=1 bash -c \"r\\m -rf ~\""]);
+    assert_eq!(code(&o), 0);
+    let out = stdout(&o);
+    for want in ["normalized:", "wrappers: sudo, env", "from:     bash -c", "[2] rm -rf ~", "filesystem.rm-root-or-home (deny) on segment [2]", "verdict: deny"] {
+        assert!(out.contains(want), "missing {want:?} in\n{out}");
+    }
+}
+
+#[test]
+fn per_operand_exceptions() {
+    let t = TestEnv::new();
+    assert_eq!(code(&t.run(["check", "-c", "rm -rf target dist"])), 0);
+    assert_eq!(code(&t.run(["check", "-c", "rm -rf target src"])), 1);
+}
+
+#[test]
+fn heredoc_fed_to_a_shell_is_checked() {
+    let t = TestEnv::new();
+    assert_eq!(code(&t.run(["check", "-c", "bash <<'EOF'\nrm -rf ~\nEOF"])), 2);
+    assert_eq!(code(&t.run(["check", "-c", "cat <<'EOF'\nrm -rf ~\nEOF"])), 0);
+}

@@ -1,0 +1,66 @@
+//! The corpus: every case in tests/corpus/*.txt (`pass|ask|deny COMMAND`) is checked through
+//! `check --batch`; recall and false-alarm rate are printed per file.
+
+use crate::env::{TestEnv, stdout};
+
+struct Case {
+    file: String,
+    line: usize,
+    expect: String,
+    command: String,
+}
+
+fn cases() -> Vec<Case> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
+    let mut out = Vec::new();
+    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    for path in files.into_iter().filter(|p| p.extension().is_some_and(|e| e == "txt")) {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let file = path.file_name().unwrap().to_string_lossy().into_owned();
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let (expect, command) = line.split_once(' ').unwrap_or_else(|| panic!("{file}:{}: no command", i + 1));
+            assert!(matches!(expect, "pass" | "ask" | "deny"), "{file}:{}: bad verdict {expect:?}", i + 1);
+            out.push(Case { file: file.clone(), line: i + 1, expect: expect.into(), command: command.into() });
+        }
+    }
+    out
+}
+
+#[test]
+fn corpus_verdicts() {
+    let cases = cases();
+    assert!(cases.len() >= 250, "corpus too small: {}", cases.len());
+    let t = TestEnv::new();
+    let input: String = cases.iter().map(|c| format!("{}\n", c.command)).collect();
+    let out = stdout(&t.run_with_input(&["check", "--batch"], &input));
+    let results: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(results.len(), cases.len());
+    let mut failures = Vec::new();
+    let mut stats: std::collections::BTreeMap<&str, [usize; 4]> = Default::default();
+    for (case, result) in cases.iter().zip(&results) {
+        let got = match result["verdict"].as_str().unwrap() {
+            "allow" => "pass",
+            v => v,
+        };
+        // [stop cases, stopped, pass cases, false alarms]
+        let s = stats.entry(&case.file).or_default();
+        if case.expect == "pass" {
+            s[2] += 1;
+            s[3] += usize::from(got != "pass");
+        } else {
+            s[0] += 1;
+            s[1] += usize::from(got != "pass");
+        }
+        if got != case.expect {
+            failures.push(format!("{}:{}: expected {}, got {} {}: {}", case.file, case.line, case.expect, got, result["rules"], case.command));
+        }
+    }
+    for (file, [stop, stopped, pass, alarms]) in &stats {
+        println!("{file}: recall {stopped}/{stop}, false alarms {alarms}/{pass}");
+    }
+    assert!(failures.is_empty(), "{} corpus failures:\n{}", failures.len(), failures.join("\n"));
+}

@@ -1,0 +1,8 @@
+//! Integration tests: the real binary, driven through `TestEnv` (a private HOME, config and
+//! working directory per test). One test binary for the whole suite keeps builds lean.
+
+mod check;
+mod corpus;
+mod env;
+mod rules_cmd;
+mod run;

@@ -1,0 +1,172 @@
+//! The wrapper: what runs, what does not, and the exit codes an agent sees.
+
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::ExitStatusExt;
+
+use crate::env::{TestEnv, code, stderr, stdout};
+
+#[test]
+fn exit_status_is_the_commands_own() {
+    let t = TestEnv::new();
+    assert_eq!(code(&t.run(["-c", "exit 3"])), 3);
+    assert_eq!(code(&t.run(["--", "sh", "-c", "exit 5"])), 5);
+    assert_eq!(code(&t.run(["-c", "true"])), 0);
+}
+
+#[test]
+fn a_signal_ends_the_command_not_cmdguard() {
+    let t = TestEnv::new();
+    let o = t.run(["-c", "kill -TERM $$"]);
+    assert_eq!(o.status.signal(), Some(15), "{:?}", o.status);
+}
+
+#[test]
+fn cmdguard_replaces_itself_with_the_command() {
+    let t = TestEnv::new();
+    let child = t.command(["-c", "echo $$"]).stdout(std::process::Stdio::piped()).spawn().unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(stdout(&out).trim(), pid.to_string());
+}
+
+#[test]
+fn stdio_passes_through() {
+    let t = TestEnv::new();
+    let o = t.run_with_input(&["-c", "tr a-z A-Z; echo err >&2"], "hello\n");
+    assert_eq!(stdout(&o), "HELLO\n");
+    assert_eq!(stderr(&o), "err\n");
+}
+
+#[test]
+fn argv_form_runs_without_a_shell() {
+    let t = TestEnv::new();
+    let o = t.run(["--", "printf", "%s|", "a b", "$HOME", ";"]);
+    assert_eq!(stdout(&o), "a b|$HOME|;|");
+}
+
+#[test]
+fn non_utf8_arguments_pass_untouched() {
+    let t = TestEnv::new();
+    let bad = std::ffi::OsStr::from_bytes(b"caf\xe9");
+    let o = t.command([std::ffi::OsStr::new("--"), "printf".as_ref(), "%s".as_ref(), bad]).output().unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(o.stdout, b"caf\xe9");
+}
+
+#[test]
+fn an_asking_command_is_refused_and_not_run() {
+    let t = TestEnv::new();
+    let o = t.run(["-c", "touch ran; git reset --hard"]);
+    assert_eq!(code(&o), 77);
+    assert!(!t.exists("ran"), "nothing of a refused command may run");
+    let err = stderr(&o);
+    assert!(err.contains("NOT RUN") && err.contains("git.reset-hard"), "{err}");
+    assert!(err.contains("Do not run this command again"), "{err}");
+}
+
+#[test]
+fn a_deny_rule_refuses_and_says_so() {
+    let t = TestEnv::new();
+    let o = t.run(["-c", "rm -rf ~"]);
+    assert_eq!(code(&o), 77);
+    assert!(stderr(&o).contains("a deny rule"), "{}", stderr(&o));
+    let o = t.run(["--", "sudo", "bash", "-c", "rm -rf /"]);
+    assert_eq!(code(&o), 77);
+}
+
+#[test]
+fn json_refusal_is_one_object() {
+    let t = TestEnv::new();
+    let o = t.run(["--json", "-c", "git push --force"]);
+    assert_eq!(code(&o), 77);
+    let v: serde_json::Value = serde_json::from_str(stderr(&o).trim()).expect("one JSON object");
+    assert_eq!(v["verdict"], "ask");
+    assert_eq!(v["rules"][0]["id"], "git.push-force");
+    assert!(v["instruction"].as_str().unwrap().contains("Do not run"));
+}
+
+#[test]
+fn unparseable_commands_are_refused() {
+    let t = TestEnv::new();
+    let o = t.run(["-c", "echo 'unterminated"]);
+    assert_eq!(code(&o), 77);
+    assert!(stderr(&o).contains("core.unparseable"), "{}", stderr(&o));
+}
+
+#[test]
+fn cannot_execute_and_not_found() {
+    let t = TestEnv::new();
+    assert_eq!(code(&t.run(["--", "no-such-program-xyz"])), 127);
+    let script = t.write("script.sh", "echo hi\n");
+    assert_eq!(code(&t.run([std::ffi::OsStr::new("--"), script.as_os_str()])), 126);
+}
+
+#[test]
+fn usage_errors_exit_64() {
+    let t = TestEnv::new();
+    assert_eq!(code(&t.run::<[&str; 0], &str>([])), 64);
+    assert_eq!(code(&t.run(["-c", "true", "--", "true"])), 64);
+    assert_eq!(code(&t.run(["--no-such-flag"])), 64);
+    assert_eq!(code(&t.run(["-c", "x", "check"])), 64);
+}
+
+#[test]
+fn broken_configuration_exits_78_and_runs_nothing() {
+    let t = TestEnv::new();
+    t.write(".cmdguard.toml", "[[rule]]\nid = \"deploy\"\naction = \"ask\"\npattern = '(unclosed'\nreason = \"x\"\n");
+    let o = t.run(["-c", "touch ran"]);
+    assert_eq!(code(&o), 78);
+    assert!(!t.exists("ran"));
+    let err = stderr(&o);
+    assert!(err.contains(".cmdguard.toml, line 4") && err.contains("\"deploy\""), "{err}");
+}
+
+#[test]
+fn project_file_is_found_walking_up() {
+    let t = TestEnv::new();
+    t.write(".cmdguard.toml", "[[rule]]\nid = \"deploy.prod\"\naction = \"ask\"\npattern = '^make deploy'\nreason = \"Deploys to production.\"\n");
+    std::fs::create_dir_all(t.project.join("sub/dir")).unwrap();
+    let o = t.command(["-c", "make deploy"]).current_dir(t.project.join("sub/dir")).output().unwrap();
+    assert_eq!(code(&o), 77);
+    assert!(stderr(&o).contains("deploy.prod"));
+}
+
+#[test]
+fn shell_setting_and_flag_choose_the_shell() {
+    let t = TestEnv::new();
+    let o = t.run(["--shell", "/bin/bash", "-c", "echo ${BASH_VERSION:+bash}"]);
+    assert_eq!(stdout(&o), "bash\n");
+    t.write(".cmdguard.toml", "[settings]\nshell = \"/bin/bash\"\n");
+    assert_eq!(stdout(&t.run(["-c", "echo ${BASH_VERSION:+bash}"])), "bash\n");
+}
+
+#[test]
+fn allow_entries_cover_only_their_segment() {
+    let t = TestEnv::new();
+    t.write(".cmdguard.toml", "[[allow]]\ncommand = \"git push --force origin feature\"\n\n[[allow]]\npattern = '^rm -rf '\n");
+    let o = t.run(["check", "-c", "git push --force origin feature"]);
+    assert!(stdout(&o).starts_with("allow:"), "{}", stdout(&o));
+    // Allowed commands run: the allow pattern lets this one through to the shell.
+    assert_eq!(code(&t.run(["-c", "rm -rf ./notes; echo done"])), 0);
+    // The allow never extends to another segment, nor overrides a deny rule.
+    assert_eq!(code(&t.run(["-c", "git push --force origin feature && git reset --hard"])), 77);
+    assert_eq!(code(&t.run(["-c", "rm -rf ~"])), 77);
+}
+
+#[test]
+fn disable_switches_off_builtin_rules() {
+    let t = TestEnv::new();
+    t.write(".cmdguard.toml", "disable = [\"git.reset-hard\"]\n");
+    assert_eq!(code(&t.run(["-c", "git reset --hard -q 2>/dev/null; true"])), 0);
+    t.write(".cmdguard.toml", "disable = [\"git.no-such-rule\"]\n");
+    let o = t.run(["-c", "true"]);
+    assert_eq!(code(&o), 78);
+    assert!(stderr(&o).contains("line 1"), "{}", stderr(&o));
+}
+
+#[test]
+fn session_key_from_the_environment_is_ignored() {
+    let t = TestEnv::new();
+    let o = t.command(["-c", "git reset --hard"]).env("CMDGUARD_SESSION_KEY", "k").env("HERMES_SESSION_KEY", "k").output().unwrap();
+    assert_eq!(code(&o), 77);
+}
