@@ -1,27 +1,48 @@
 #!/usr/bin/env bash
 # Whole-process timings of cmdguard against baselines measured in the same run:
-#   1. `cmdguard -c true` against `sh -c true` (median of N runs each, interleaved);
+#   1. `cmdguard -c true` against `sh -c true` and against the floor for any wrapper, a minimal C
+#      program that only execs sh (median of N runs each, interleaved);
 #   2. `cmdguard check --batch` over a large input (commands per second, one core);
 #   3. peak memory (max RSS) of both.
 # Usage: bench/startup.sh [RUNS]   (builds the release binary first)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-500}
-cargo build --release --locked --quiet
-bin=$PWD/target/release/cmdguard
+# STATIC=1 measures a statically linked build (glibc static-pie), which skips the dynamic loader.
+if [ "${STATIC:-0}" = 1 ]; then
+  triple=$(rustc -vV | sed -n 's/^host: //p')
+  RUSTFLAGS="-C target-feature=+crt-static" cargo build --release --locked --quiet --target "$triple"
+  bin=$PWD/target/$triple/release/cmdguard
+else
+  cargo build --release --locked --quiet
+  bin=$PWD/target/release/cmdguard
+fi
+repo=$PWD
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"   # no project rules file here
 
-python3 - "$bin" "$runs" <<'PY'
+# The floor for any wrapper: a minimal C program that only execs `sh -c true` (one extra exec).
+floor=""
+if command -v cc >/dev/null 2>&1; then
+  printf '#include <unistd.h>\nint main(int c, char **v) { (void)c; execv("/bin/sh", v); return 127; }\n' > floor.c
+  cc -O2 -static -o floor floor.c 2>/dev/null || cc -O2 -o floor floor.c
+  floor=$work/floor
+fi
+
+python3 - "$bin" "$runs" "$floor" <<'PY'
 import os, statistics, subprocess, sys, time
-bin, runs = sys.argv[1], int(sys.argv[2])
+bin, runs, floor = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 def once(argv):
     t = time.perf_counter_ns()
-    subprocess.run(argv, check=True)
+    pid = os.posix_spawn(argv[0], argv, os.environ, file_actions=[(os.POSIX_SPAWN_OPEN, 1, "/dev/null", os.O_WRONLY, 0)])
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) in (0, 1), (argv, status)
     return time.perf_counter_ns() - t
 cases = {"sh -c true": ["/bin/sh", "-c", "true"], "cmdguard -c true": [bin, "-c", "true"],
-         "cmdguard -c 'git status --short'": [bin, "-c", "git status --short >/dev/null 2>&1; true"]}
+         "cmdguard check (nested, rule hit)": [bin, "check", "-c", "sudo env X=1 bash -c 'git push --force' >/dev/null; true"]}
+if floor:
+    cases["floor: C wrapper that only execs sh"] = [floor, "-c", "true"]
 for argv in cases.values():
     for _ in range(20): once(argv)  # warm caches
 samples = {k: [] for k in cases}
@@ -34,9 +55,14 @@ for k, s in samples.items():
     print(f"{k:40} median {m/1e6:7.3f} ms   {m/base:5.2f}x sh   (+{(m-base)/1e6:.3f} ms)")
 PY
 
-corpus=$(cat "$OLDPWD"/tests/corpus/*.txt | grep -v '^#' | grep -v '^$' | cut -d' ' -f2-)
 n=200000
-yes "$corpus" | head -n "$n" > batch.txt
+python3 - "$repo" "$n" > batch.txt <<'PY'
+import glob, sys
+lines = [l.split(" ", 1)[1] for f in sorted(glob.glob(sys.argv[1] + "/tests/corpus/*.txt"))
+         for l in open(f).read().splitlines() if l and not l.startswith("#")]
+out = (lines * (int(sys.argv[2]) // len(lines) + 1))[: int(sys.argv[2])]
+sys.stdout.write("\n".join(out) + "\n")
+PY
 start=$(date +%s%N)
 taskset -c 0 "$bin" check --batch < batch.txt > /dev/null
 end=$(date +%s%N)

@@ -12,7 +12,12 @@ fn corpus() -> Vec<String> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap() {
         let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
-        out.extend(text.lines().filter(|l| !l.is_empty() && !l.starts_with('#')).filter_map(|l| l.split_once(' ')).map(|(_, c)| c.to_string()));
+        out.extend(
+            text.lines()
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .filter_map(|l| l.split_once(' '))
+                .map(|(_, c)| c.to_string()),
+        );
     }
     out
 }
@@ -26,12 +31,18 @@ fn bench(c: &mut Criterion) {
     g.bench_function("baseline: normalize only", |b| {
         b.iter(|| commands.iter().map(|cmd| normalize(black_box(cmd)).len()).sum::<usize>())
     });
-    g.bench_function("analyze", |b| b.iter(|| commands.iter().map(|cmd| analyze_script(black_box(cmd)).segments.len()).sum::<usize>()));
+    g.bench_function("analyze", |b| {
+        b.iter(|| commands.iter().map(|cmd| analyze_script(black_box(cmd)).segments.len()).sum::<usize>())
+    });
     g.bench_function("analyze + decide", |b| {
-        b.iter(|| commands.iter().filter(|cmd| decide(&policy, &analyze_script(black_box(cmd))).verdict as u8 > 1).count())
+        b.iter(|| {
+            commands.iter().filter(|cmd| decide(&policy, &analyze_script(black_box(cmd))).verdict as u8 > 1).count()
+        })
     });
     g.finish();
-    c.bench_function("load policy (every invocation)", |b| b.iter(|| cmdguard::config::load(black_box(&cwd), &[]).unwrap()));
+    c.bench_function("load policy (every invocation)", |b| {
+        b.iter(|| cmdguard::config::load(black_box(&cwd), &[]).unwrap())
+    });
 }
 
 criterion_group!(benches, bench);

@@ -4,7 +4,7 @@
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Command, ExitCode};
+use std::process::Command;
 
 use crate::exit;
 
@@ -37,7 +37,7 @@ impl Job {
 }
 
 /// Runs `job` in place of this process. Returns only if the exec failed.
-pub fn exec(job: &Job, shell: &Path) -> ExitCode {
+pub fn exec(job: &Job, shell: &Path) -> u8 {
     let (program, err) = match job {
         Job::Script(s) => (shell.as_os_str().to_os_string(), Command::new(shell).arg("-c").arg(s).exec()),
         Job::Argv(v) => (v[0].clone(), Command::new(&v[0]).args(&v[1..]).exec()),
@@ -45,7 +45,7 @@ pub fn exec(job: &Job, shell: &Path) -> ExitCode {
     let shown = crate::term::escape(&program.to_string_lossy());
     eprintln!("cmdguard: cannot run {shown}: {err}");
     match err.kind() {
-        std::io::ErrorKind::NotFound => exit::code(exit::NOT_FOUND),
-        _ => exit::code(exit::CANNOT_EXECUTE),
+        std::io::ErrorKind::NotFound => exit::NOT_FOUND,
+        _ => exit::CANNOT_EXECUTE,
     }
 }

@@ -1,7 +1,5 @@
 //! Exit codes, decided here once (DESIGN.md, "What the agent is told").
 
-use std::process::ExitCode;
-
 /// The command was not run: denied, refused, or cmdguard could not decide safely.
 pub const NOT_RUN: u8 = 77;
 /// The configuration is broken; the command was not run.
@@ -12,7 +10,3 @@ pub const USAGE: u8 = 64;
 pub const CANNOT_EXECUTE: u8 = 126;
 /// The program was not found.
 pub const NOT_FOUND: u8 = 127;
-
-pub fn code(n: u8) -> ExitCode {
-    ExitCode::from(n)
-}

@@ -8,6 +8,10 @@ use cmdguard::cli::{Cli, Sub};
 use cmdguard::{cmd, config, exit};
 
 fn main() -> ExitCode {
+    ExitCode::from(guarded_main())
+}
+
+fn guarded_main() -> u8 {
     // An internal error must never let a command through: report it and exit "not run".
     std::panic::set_hook(Box::new(|info| {
         eprintln!("cmdguard: internal error, the command was not run: {info}");
@@ -17,7 +21,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() { exit::code(exit::USAGE) } else { ExitCode::SUCCESS };
+            return if e.use_stderr() { exit::USAGE } else { 0 };
         }
     };
     match run(&cli) {
@@ -26,17 +30,17 @@ fn main() -> ExitCode {
             eprintln!("cmdguard: {e:#}");
             if e.downcast_ref::<config::ConfigError>().is_some() {
                 eprintln!("cmdguard: the configuration is broken, so nothing was run; fix the file named above");
-                exit::code(exit::CONFIG)
+                exit::CONFIG
             } else if e.downcast_ref::<cmd::UsageError>().is_some() {
-                exit::code(exit::USAGE)
+                exit::USAGE
             } else {
-                exit::code(exit::NOT_RUN)
+                exit::NOT_RUN
             }
         }
     }
 }
 
-fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
+fn run(cli: &Cli) -> anyhow::Result<u8> {
     if cli.sub.is_some() && (cli.command.script.is_some() || !cli.command.argv.is_empty()) {
         return Err(
             cmd::UsageError("give the command after the subcommand, as in `cmdguard check -c STRING`".into()).into()

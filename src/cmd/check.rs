@@ -2,7 +2,6 @@
 //! one command per line and writes one JSON object per line.
 
 use std::io::{BufRead, BufWriter, Write};
-use std::process::ExitCode;
 
 use anyhow::Result;
 use serde_json::json;
@@ -13,7 +12,7 @@ use crate::rules::Policy;
 use crate::shell::analyze_script;
 use crate::term::escape;
 
-pub fn run(global: &Global, args: &CheckArgs) -> Result<ExitCode> {
+pub fn run(global: &Global, args: &CheckArgs) -> Result<u8> {
     if args.batch {
         let policy = super::policy(global)?;
         return batch(&policy);
@@ -27,11 +26,11 @@ pub fn run(global: &Global, args: &CheckArgs) -> Result<ExitCode> {
     } else {
         print!("{}", human(&command, &policy, &decision));
     }
-    Ok(ExitCode::from(match decision.verdict {
+    Ok(match decision.verdict {
         Verdict::Pass | Verdict::Allow => 0,
         Verdict::Ask => 1,
         Verdict::Deny => 2,
-    }))
+    })
 }
 
 fn record(command: &str, policy: &Policy, decision: &Decision) -> serde_json::Value {
@@ -64,7 +63,7 @@ fn human(command: &str, policy: &Policy, decision: &Decision) -> String {
     out
 }
 
-fn batch(policy: &Policy) -> Result<ExitCode> {
+fn batch(policy: &Policy) -> Result<u8> {
     let stdin = std::io::stdin().lock();
     let mut out = BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
     for line in stdin.split(b'\n') {
@@ -76,5 +75,5 @@ fn batch(policy: &Policy) -> Result<ExitCode> {
         out.write_all(b"\n")?;
     }
     out.flush()?;
-    Ok(ExitCode::SUCCESS)
+    Ok(0)
 }

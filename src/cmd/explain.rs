@@ -3,7 +3,6 @@
 //! the verdict.
 
 use std::fmt::Write as _;
-use std::process::ExitCode;
 
 use anyhow::Result;
 
@@ -11,7 +10,7 @@ use crate::cli::{CommandArgs, Global};
 use crate::decide::{Unit, decide, unit_text};
 use crate::term::escape;
 
-pub fn run(global: &Global, args: &CommandArgs) -> Result<ExitCode> {
+pub fn run(global: &Global, args: &CommandArgs) -> Result<u8> {
     let job = super::job(args)?;
     let policy = super::policy(global)?;
     let analysis = job.analyze();
@@ -77,5 +76,5 @@ pub fn run(global: &Global, args: &CommandArgs) -> Result<ExitCode> {
     }
     let _ = writeln!(out, "\nverdict: {}", decision.verdict.name());
     print!("{out}");
-    Ok(ExitCode::SUCCESS)
+    Ok(0)
 }

@@ -1,7 +1,6 @@
 //! The wrapper: analyse, decide, then exec the command or refuse with exit 77.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use anyhow::Result;
 
@@ -10,7 +9,7 @@ use crate::decide::{Verdict, decide};
 use crate::exec::{self, Job};
 use crate::exit;
 
-pub fn run(global: &Global, job: Job) -> Result<ExitCode> {
+pub fn run(global: &Global, job: Job) -> Result<u8> {
     let policy = super::policy(global)?;
     let analysis = job.analyze();
     let decision = decide(&policy, &analysis);
@@ -25,7 +24,7 @@ pub fn run(global: &Global, job: Job) -> Result<ExitCode> {
         }
         Verdict::Ask | Verdict::Deny => {
             eprintln!("{}", crate::report::refusal(&job.text(), &policy, &decision, global.json));
-            Ok(exit::code(exit::NOT_RUN))
+            Ok(exit::NOT_RUN)
         }
     }
 }

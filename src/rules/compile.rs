@@ -174,6 +174,13 @@ mod tests {
     }
 
     #[test]
+    fn every_builtin_rule_has_prefilter_literals() {
+        // A rule without literals compiles its regex on every invocation; keep start-up cheap.
+        let without: Vec<_> = builtin_rules().into_iter().filter(|r| r.literals.is_none()).map(|r| r.id).collect();
+        assert!(without.is_empty(), "rules without prefilter literals: {without:?}");
+    }
+
+    #[test]
     fn every_builtin_pattern_compiles() {
         for r in builtin_rules() {
             let _ = r.pattern.get();

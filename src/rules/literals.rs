@@ -4,6 +4,7 @@
 //! use). Shared with `build.rs`, which computes the built-in packs' sets at build time.
 
 use regex_syntax::hir::literal::{ExtractKind, Extractor};
+use regex_syntax::hir::{Hir, HirKind};
 
 /// Parses `pattern` as the `regex` crate would, returning a message on error.
 pub fn check_syntax(pattern: &str) -> Result<regex_syntax::hir::Hir, String> {
@@ -20,10 +21,44 @@ fn one_line(message: &str) -> String {
         .unwrap_or_else(|| message.lines().next().unwrap_or("").to_string())
 }
 
+/// Shortest literal worth filtering on; shorter ones (`>`, `~`) occur in too many commands.
+const MIN_LITERAL: usize = 2;
+/// Most alternatives a required set may hold.
+const MAX_ALTERNATIVES: usize = 64;
+
+/// Literals one of which every match of `hir` contains, found anywhere in the pattern (not only at
+/// its start or end): `(^|\s)>\s+/dev/sd[a-z]` requires `/dev/sd`.
+fn required(hir: &Hir) -> Option<Vec<Vec<u8>>> {
+    match hir.kind() {
+        HirKind::Literal(lit) => (lit.0.len() >= MIN_LITERAL).then(|| vec![lit.0.to_vec()]),
+        HirKind::Capture(c) => required(&c.sub),
+        HirKind::Repetition(r) if r.min >= 1 => required(&r.sub),
+        HirKind::Concat(subs) => {
+            // The best requirement of any part: the one whose shortest literal is longest.
+            subs.iter()
+                .filter_map(required)
+                .max_by_key(|set| (set.iter().map(Vec::len).min().unwrap_or(0), usize::MAX - set.len()))
+        }
+        HirKind::Alternation(subs) => {
+            let mut all = Vec::new();
+            for sub in subs {
+                all.extend(required(sub)?);
+            }
+            (all.len() <= MAX_ALTERNATIVES).then_some(all)
+        }
+        _ => None,
+    }
+}
+
 /// The literals one of which every match contains, or `None` when no useful finite set exists
 /// (the rule is then checked against every text).
 pub fn required_literals(pattern: &str) -> Option<Vec<Vec<u8>>> {
     let hir = check_syntax(pattern).ok()?;
+    if let Some(mut lits) = required(&hir) {
+        lits.sort();
+        lits.dedup();
+        return Some(lits);
+    }
     for prefix in [true, false] {
         let kind = if prefix { ExtractKind::Prefix } else { ExtractKind::Suffix };
         let mut seq = Extractor::new().kind(kind).extract(&hir);
@@ -51,14 +86,22 @@ mod tests {
 
     #[test]
     fn prefix_literals_of_anchored_program() {
-        let lits = required_literals(r"^git\s+(-\S+\s+)*reset\b").unwrap();
-        assert_eq!(lits, vec![b"git".to_vec()]);
+        assert_eq!(required_literals(r"^git\s+(-\S+\s+)*reset\b").unwrap(), vec![b"reset".to_vec()]);
+        assert_eq!(required_literals(r"^git\s").unwrap(), vec![b"git".to_vec()]);
     }
 
     #[test]
     fn leading_wildcard_falls_back_to_suffix() {
         let lits = required_literals(r".*--force").unwrap();
         assert_eq!(lits, vec![b"--force".to_vec()]);
+    }
+
+    #[test]
+    fn inner_literals_are_found() {
+        let lits = required_literals(r"(\s[0-9&]*>[>|]?\s+|^tee\s+(.*\s)?)/dev/(sd[a-z]|nvme[0-9])").unwrap();
+        assert_eq!(lits, vec![b"/dev/".to_vec()]);
+        let lits = required_literals(r"^(shred|srm|wipe)\s").unwrap();
+        assert_eq!(lits, vec![b"shred".to_vec(), b"srm".to_vec(), b"wipe".to_vec()]);
     }
 
     #[test]

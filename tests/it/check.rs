@@ -47,7 +47,14 @@ fn explain_shows_every_step() {
     let o = t.run(["explain", "-c", "sudo env X=1 bash -c \"r\\m -rf ~\""]);
     assert_eq!(code(&o), 0);
     let out = stdout(&o);
-    for want in ["normalized:", "wrappers: sudo, env", "from:     bash -c", "[2] rm -rf ~", "filesystem.rm-root-or-home (deny) on segment [2]", "verdict: deny"] {
+    for want in [
+        "normalized:",
+        "wrappers: sudo, env",
+        "from:     bash -c",
+        "[2] rm -rf ~",
+        "filesystem.rm-root-or-home (deny) on segment [2]",
+        "verdict: deny",
+    ] {
         assert!(out.contains(want), "missing {want:?} in\n{out}");
     }
 }

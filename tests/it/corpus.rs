@@ -56,7 +56,10 @@ fn corpus_verdicts() {
             s[1] += usize::from(got != "pass");
         }
         if got != case.expect {
-            failures.push(format!("{}:{}: expected {}, got {} {}: {}", case.file, case.line, case.expect, got, result["rules"], case.command));
+            failures.push(format!(
+                "{}:{}: expected {}, got {} {}: {}",
+                case.file, case.line, case.expect, got, result["rules"], case.command
+            ));
         }
     }
     for (file, [stop, stopped, pass, alarms]) in &stats {

@@ -60,7 +60,8 @@ impl TestEnv {
     /// Runs with `input` on stdin.
     pub fn run_with_input(&self, args: &[&str], input: &str) -> Output {
         use std::io::Write;
-        let mut child = self.command(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        let mut child =
+            self.command(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
         child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
         child.wait_with_output().unwrap()
     }

@@ -35,7 +35,10 @@ fn path_lists_layers_in_order() {
 #[test]
 fn lint_reports_errors_with_exit_78() {
     let t = TestEnv::new();
-    let bad = t.write("bad.toml", "[[rule]]\nid = \"x\"\naction = \"ask\"\npattern = 'a'\nreason = \"r\"\ntarget = \"words\"\n");
+    let bad = t.write(
+        "bad.toml",
+        "[[rule]]\nid = \"x\"\naction = \"ask\"\npattern = 'a'\nreason = \"r\"\ntarget = \"words\"\n",
+    );
     let o = t.run(["rules".as_ref(), "lint".as_ref(), bad.as_os_str()]);
     assert_eq!(code(&o), 78);
     let good = t.write("good.toml", GOOD);

@@ -143,7 +143,10 @@ fn shell_setting_and_flag_choose_the_shell() {
 #[test]
 fn allow_entries_cover_only_their_segment() {
     let t = TestEnv::new();
-    t.write(".cmdguard.toml", "[[allow]]\ncommand = \"git push --force origin feature\"\n\n[[allow]]\npattern = '^rm -rf '\n");
+    t.write(
+        ".cmdguard.toml",
+        "[[allow]]\ncommand = \"git push --force origin feature\"\n\n[[allow]]\npattern = '^rm -rf '\n",
+    );
     let o = t.run(["check", "-c", "git push --force origin feature"]);
     assert!(stdout(&o).starts_with("allow:"), "{}", stdout(&o));
     // Allowed commands run: the allow pattern lets this one through to the shell.
@@ -167,6 +170,11 @@ fn disable_switches_off_builtin_rules() {
 #[test]
 fn session_key_from_the_environment_is_ignored() {
     let t = TestEnv::new();
-    let o = t.command(["-c", "git reset --hard"]).env("CMDGUARD_SESSION_KEY", "k").env("HERMES_SESSION_KEY", "k").output().unwrap();
+    let o = t
+        .command(["-c", "git reset --hard"])
+        .env("CMDGUARD_SESSION_KEY", "k")
+        .env("HERMES_SESSION_KEY", "k")
+        .output()
+        .unwrap();
     assert_eq!(code(&o), 77);
 }
