@@ -206,10 +206,12 @@ impl Analyzer {
             words.iter().zip(&u.words).map(|(w, f)| if f.dynamic { w.clone() } else { super::quote(w) }).collect();
         let mut text = shown.join(" ");
         for r in &redirs {
-            let shown = if r.op.ends_with("<<") || r.op.ends_with("<<-") {
-                "…".to_string()
-            } else {
-                super::quote(&r.target.text)
+            // A here-document's body reads as one quoted word, its lines joined by spaces, so rules
+            // on the program can see what it is fed (`psql << 'DROP TABLE users;'`).
+            let shown = match (r.op.ends_with("<<") || r.op.ends_with("<<-"), r.target.dynamic) {
+                (true, false) => super::quote(r.target.text.split_whitespace().collect::<Vec<_>>().join(" ").as_str()),
+                (true, true) => "…".to_string(),
+                (false, _) => super::quote(&r.target.text),
             };
             text.push_str(&format!(" {} {shown}", r.op));
         }
