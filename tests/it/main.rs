@@ -4,5 +4,6 @@
 mod check;
 mod corpus;
 mod env;
+mod packs_doc;
 mod rules_cmd;
 mod run;
