@@ -31,7 +31,8 @@ pub enum StdinUse {
 
 const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "fish", "rbash"];
 
-fn script_of(words: &[Field]) -> Field {
+/// Words joined into script text, as `eval`, `ssh` and `watch` join them.
+pub fn script_of(words: &[Field]) -> Field {
     Field {
         text: words.iter().map(|f| f.text.as_str()).collect::<Vec<_>>().join(" "),
         dynamic: words.iter().any(|f| f.dynamic),
@@ -62,6 +63,12 @@ pub fn carriers(words: &mut Vec<Field>, u: &mut Unwrapped) {
     }
     match prog.as_str() {
         "eval" if words.len() > 1 => push(u, "eval".into(), NestedKind::Script(script_of(&words[1..]))),
+        // An alias runs its value wherever its name is used later.
+        "alias" => {
+            for (_, value) in words[1..].iter().filter_map(|f| f.text.split_once('=')) {
+                push(u, "alias".into(), NestedKind::Script(Field::lit(value)));
+            }
+        }
         "su" | "runuser" => {
             let (i, opts) = skip_options(
                 words,

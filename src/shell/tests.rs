@@ -141,6 +141,7 @@ fn wrappers_and_nested_scripts_unwrap() {
         ("sh -ec 'rm -rf ~'", "rm -rf ~"),
         ("bash -o pipefail -c 'rm -rf ~'", "rm -rf ~"),
         ("env -S 'rm -rf ~'", "rm -rf ~"),
+        ("alias ll='rm -rf ~'; ll", "rm -rf ~"),
     ];
     for (cmd, want) in cases {
         has_segment(cmd, want);

@@ -2,7 +2,7 @@
 //! Each is removed with its own options so that rules see the real program. Wrappers that run a
 //! script string (`env -S`, `flock -c`, `watch`) hand it on as a nested script.
 
-use super::nested::{self, Nested, NestedKind, StdinUse};
+use super::nested::{self, Nested, NestedKind, StdinUse, script_of};
 use super::{Field, basename};
 
 /// Most wrappers peeled off one command (`sudo nice timeout 5 env …`).
@@ -107,11 +107,6 @@ fn skip_assignments(words: &[Field], mut i: usize) -> usize {
         i += 1;
     }
     i
-}
-
-fn script_of(words: &[Field]) -> Field {
-    let text = words.iter().map(|f| f.text.as_str()).collect::<Vec<_>>().join(" ");
-    Field { text, dynamic: words.iter().any(|f| f.dynamic) }
 }
 
 fn step(prog: &str, w: &[Field]) -> Option<Step> {

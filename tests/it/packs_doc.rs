@@ -33,7 +33,10 @@ fn render() -> String {
     }
     for (pack, rs) in &packs {
         let _ = writeln!(out, "\n## {pack}\n\nFile: `rules/{pack}.toml`\n");
-        let _ = writeln!(out, "| rule | action | stops | safer alternative | example |\n|------|--------|-------|-------------------|---------|");
+        let _ = writeln!(
+            out,
+            "| rule | action | stops | safer alternative | example |\n|------|--------|-------|-------------------|---------|"
+        );
         for r in rs {
             let action = match (r.action, r.target) {
                 (Action::Deny, _) => "deny".to_string(),
