@@ -5,11 +5,13 @@
 
 mod analyze;
 mod ast;
+mod compound;
 mod expand;
 mod interp;
 mod nested;
 mod normalize;
 mod parse;
+mod redirect;
 mod unwrap;
 mod word;
 

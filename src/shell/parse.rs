@@ -3,7 +3,7 @@
 //! read in `word.rs`. The parser never guesses: input it cannot read is an error, and the caller
 //! asks the user instead of passing the command.
 
-use super::ast::{AndOr, Command, Pipeline, Redirect, Script, Simple, Word};
+use super::ast::{AndOr, Command, Pipeline, Script, Simple, Word};
 
 /// Deepest nesting of lists, groups and substitutions the parser follows.
 pub const MAX_PARSE_DEPTH: usize = 100;
@@ -26,10 +26,10 @@ pub struct Parser {
 
 /// What ends a list besides end of input.
 #[derive(Clone, Copy, Default)]
-struct Stop {
-    paren: bool,
-    words: &'static [&'static str],
-    case_arm: bool,
+pub(super) struct Stop {
+    pub(super) paren: bool,
+    pub(super) words: &'static [&'static str],
+    pub(super) case_arm: bool,
 }
 
 const RESERVED_STARTS: &[&str] = &["if", "while", "until", "for", "select", "case", "function", "{", "[["];
@@ -101,7 +101,7 @@ impl Parser {
         }
     }
 
-    fn blanks_and_newlines(&mut self) {
+    pub(super) fn blanks_and_newlines(&mut self) {
         loop {
             self.blanks();
             if self.peek() == Some('\n') {
@@ -113,7 +113,7 @@ impl Parser {
     }
 
     /// The reserved word at the cursor, if the next word is one of `words` exactly.
-    fn reserved(&self, words: &[&str]) -> Option<&'static str> {
+    pub(super) fn reserved(&self, words: &[&str]) -> Option<&'static str> {
         const ALL: &[&str] = &[
             "if", "then", "elif", "else", "fi", "while", "until", "do", "done", "for", "select", "case", "esac", "in",
             "function", "{", "}", "!", "[[",
@@ -137,7 +137,7 @@ impl Parser {
         None
     }
 
-    fn expect_reserved(&mut self, word: &'static str) -> PResult<()> {
+    pub(super) fn expect_reserved(&mut self, word: &'static str) -> PResult<()> {
         self.blanks_and_newlines();
         if self.reserved(&[word]).is_some() {
             self.pos += word.chars().count();
@@ -161,7 +161,7 @@ impl Parser {
         self.list(Stop { paren: true, ..Stop::default() })
     }
 
-    fn list(&mut self, stop: Stop) -> PResult<Script> {
+    pub(super) fn list(&mut self, stop: Stop) -> PResult<Script> {
         self.enter()?;
         let mut items = Vec::new();
         loop {
@@ -232,7 +232,7 @@ impl Parser {
         }
     }
 
-    fn command(&mut self) -> PResult<Command> {
+    pub(super) fn command(&mut self) -> PResult<Command> {
         self.blanks();
         if self.starts_with("((") {
             let raw = self.balanced_parens(2)?;
@@ -281,7 +281,7 @@ impl Parser {
         }
     }
 
-    fn close_paren(&mut self) -> PResult<()> {
+    pub(super) fn close_paren(&mut self) -> PResult<()> {
         self.blanks_and_newlines();
         if self.peek() == Some(')') {
             self.pos += 1;
@@ -291,7 +291,7 @@ impl Parser {
         }
     }
 
-    fn compound(
+    pub(super) fn compound(
         &mut self,
         kind: &'static str,
         bodies: Vec<Script>,
@@ -311,129 +311,7 @@ impl Parser {
         Ok(Command::Compound { kind, bodies, words, redirects })
     }
 
-    fn do_group(&mut self) -> PResult<Script> {
-        self.expect_reserved("do")?;
-        let body = self.list(Stop { words: &["done"], ..Stop::default() })?;
-        self.expect_reserved("done")?;
-        Ok(body)
-    }
-
-    fn if_clause(&mut self) -> PResult<Command> {
-        self.pos += 2;
-        let mut bodies = Vec::new();
-        loop {
-            bodies.push(self.list(Stop { words: &["then"], ..Stop::default() })?);
-            self.expect_reserved("then")?;
-            bodies.push(self.list(Stop { words: &["elif", "else", "fi"], ..Stop::default() })?);
-            match self.reserved(&["elif", "else", "fi"]) {
-                Some("elif") => self.pos += 4,
-                Some("else") => {
-                    self.pos += 4;
-                    bodies.push(self.list(Stop { words: &["fi"], ..Stop::default() })?);
-                    self.expect_reserved("fi")?;
-                    break;
-                }
-                Some(_) => {
-                    self.pos += 2;
-                    break;
-                }
-                None => return self.err("expected `fi`"),
-            }
-        }
-        self.compound("if", bodies, vec![], vec![])
-    }
-
-    fn for_clause(&mut self, kw: &'static str) -> PResult<Command> {
-        self.pos += kw.len();
-        self.blanks();
-        if self.starts_with("((") {
-            let raw = self.balanced_parens(2)?;
-            let nested = self.scan_nested(&raw)?;
-            self.blanks();
-            if self.peek() == Some(';') {
-                self.pos += 1;
-            }
-            let body = self.do_group()?;
-            return self.compound(kw, vec![body], vec![], nested);
-        }
-        self.word()?
-            .ok_or_else(|| ParseError { message: format!("`{kw}` needs a variable name"), offset: self.pos })?;
-        let mut words = Vec::new();
-        self.blanks_and_newlines();
-        if self.reserved(&["in"]).is_some() {
-            self.pos += 2;
-            loop {
-                self.blanks();
-                match self.word()? {
-                    Some(w) => words.push(w),
-                    None => break,
-                }
-            }
-        }
-        self.blanks();
-        if self.peek() == Some(';') {
-            self.pos += 1;
-        }
-        let body = self.do_group()?;
-        self.compound(kw, vec![body], words, vec![])
-    }
-
-    fn case_clause(&mut self) -> PResult<Command> {
-        self.pos += 4;
-        self.blanks();
-        let subject =
-            self.word()?.ok_or_else(|| ParseError { message: "`case` needs a word".into(), offset: self.pos })?;
-        let mut words = vec![subject];
-        self.expect_reserved("in")?;
-        let mut bodies = Vec::new();
-        loop {
-            self.blanks_and_newlines();
-            if self.reserved(&["esac"]).is_some() {
-                self.pos += 4;
-                break;
-            }
-            if self.peek() == Some('(') {
-                self.pos += 1;
-            }
-            loop {
-                self.blanks();
-                let w = self
-                    .word()?
-                    .ok_or_else(|| ParseError { message: "case pattern expected".into(), offset: self.pos })?;
-                words.push(w);
-                self.blanks();
-                match self.peek() {
-                    Some('|') => self.pos += 1,
-                    Some(')') => {
-                        self.pos += 1;
-                        break;
-                    }
-                    _ => return self.err("expected `)` after case pattern"),
-                }
-            }
-            bodies.push(self.list(Stop { words: &["esac"], case_arm: true, paren: false })?);
-            self.blanks_and_newlines();
-            for end in [";;&", ";;", ";&"] {
-                if self.starts_with(end) {
-                    self.pos += end.len();
-                    break;
-                }
-            }
-        }
-        self.compound("case", bodies, words, vec![])
-    }
-
-    fn function_body(&mut self) -> PResult<Command> {
-        self.blanks_and_newlines();
-        match self.command()? {
-            Command::Compound { bodies, words, redirects, .. } => {
-                Ok(Command::Compound { kind: "function", bodies, words, redirects })
-            }
-            Command::Simple(_) => self.err("function body must be a compound command"),
-        }
-    }
-
-    fn simple_or_function(&mut self) -> PResult<Command> {
+    pub(super) fn simple_or_function(&mut self) -> PResult<Command> {
         let mut cmd = Simple::default();
         loop {
             self.blanks();
@@ -468,113 +346,6 @@ impl Parser {
             };
         }
         Ok(Command::Simple(cmd))
-    }
-
-    /// Words of `[[ … ]]`, where `&&`, `||`, `<`, `>`, `(` and `)` are plain words.
-    fn cond_words(&mut self) -> PResult<Vec<Word>> {
-        let mut words = Vec::new();
-        loop {
-            self.blanks_and_newlines();
-            if self.starts_with("]]") {
-                self.pos += 2;
-                return Ok(words);
-            }
-            let op = ["&&", "||", "(", ")", "<", ">", "!"].into_iter().find(|op| self.starts_with(op));
-            if let Some(op) = op {
-                self.pos += op.len();
-                words.push(Word(vec![super::ast::Part::Lit { text: op.into(), quoted: false }]));
-                continue;
-            }
-            match self.word()? {
-                Some(w) => words.push(w),
-                None => return self.err("expected `]]`"),
-            }
-        }
-    }
-
-    /// A redirection at the cursor, if there is one.
-    fn redirect(&mut self) -> PResult<Option<Redirect>> {
-        let start = self.pos;
-        let mut fd = String::new();
-        while let Some(c) = self.peek().filter(char::is_ascii_digit) {
-            fd.push(c);
-            self.pos += 1;
-        }
-        if fd.is_empty() && self.peek() == Some('{') {
-            let close = self.src[self.pos..].iter().take(64).position(|&c| c == '}');
-            if let Some(n) = close {
-                let name: String = self.src[self.pos + 1..self.pos + n].iter().collect();
-                let next = self.src.get(self.pos + n + 1).copied();
-                if !name.is_empty()
-                    && name.chars().all(|c| c.is_alphanumeric() || c == '_')
-                    && matches!(next, Some('<' | '>'))
-                {
-                    fd = format!("{{{name}}}");
-                    self.pos += n + 1;
-                }
-            }
-        }
-        const OPS: &[&str] = &["<<<", "<<-", "&>>", "<<", ">>", ">|", "<>", "<&", ">&", "&>", "<", ">"];
-        let op = OPS.iter().copied().find(|op| self.starts_with(op));
-        let op = match op {
-            Some(op) if !(op == "<" || op == ">") || self.peek_at(1) != Some('(') => op,
-            _ => {
-                self.pos = start;
-                return Ok(None);
-            }
-        };
-        if op.starts_with('&') && !fd.is_empty() {
-            self.pos = start;
-            return Ok(None);
-        }
-        self.pos += op.len();
-        self.blanks();
-        let target =
-            self.word()?.ok_or_else(|| ParseError { message: format!("`{op}` needs a target"), offset: self.pos })?;
-        let target = if op == "<<" || op == "<<-" { self.heredoc(&target, op == "<<-")? } else { target };
-        Ok(Some(Redirect { fd, op, target }))
-    }
-
-    /// Reads the body of a here-document whose delimiter word is `delim`; the body starts after
-    /// the end of the current line (or after the previous body on this line).
-    fn heredoc(&mut self, delim: &Word, strip_tabs: bool) -> PResult<Word> {
-        let quoted = delim.0.iter().any(|p| matches!(p, super::ast::Part::Lit { quoted: true, .. }));
-        let tag: String = delim
-            .0
-            .iter()
-            .map(|p| match p {
-                super::ast::Part::Lit { text, .. } => text.clone(),
-                _ => String::new(),
-            })
-            .collect();
-        let (newline, mut at) = match self.heredoc_jump {
-            Some(j) => j,
-            None => match self.src[self.pos..].iter().position(|&c| c == '\n') {
-                Some(n) => (self.pos + n, self.pos + n + 1),
-                None => return self.err(format!("here-document `{tag}` has no body")),
-            },
-        };
-        let mut body = String::new();
-        loop {
-            if at >= self.src.len() {
-                break;
-            }
-            let end = self.src[at..].iter().position(|&c| c == '\n').map_or(self.src.len(), |n| at + n);
-            let line: String = self.src[at..end].iter().collect();
-            let line = if strip_tabs { line.trim_start_matches('\t').to_string() } else { line };
-            at = (end + 1).min(self.src.len());
-            if line == tag {
-                break;
-            }
-            body.push_str(&line);
-            body.push('\n');
-        }
-        self.heredoc_jump = Some((newline, at));
-        if quoted {
-            return Ok(Word(vec![super::ast::Part::Lit { text: body, quoted: true }]));
-        }
-        let mut sub = Parser { src: body.chars().collect(), pos: 0, depth: self.depth, heredoc_jump: None };
-        sub.dquoted_until(None)
     }
 }
 

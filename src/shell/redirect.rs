@@ -1,0 +1,92 @@
+//! Redirections and here-documents. A here-document body is read when its line ends; with an
+//! unquoted delimiter it is parsed as double-quoted text, so its substitutions are found.
+
+use super::ast::{Part, Redirect, Word};
+use super::parse::{PResult, ParseError, Parser};
+
+impl Parser {
+    /// A redirection at the cursor, if there is one.
+    pub(super) fn redirect(&mut self) -> PResult<Option<Redirect>> {
+        let start = self.pos;
+        let mut fd = String::new();
+        while let Some(c) = self.peek().filter(char::is_ascii_digit) {
+            fd.push(c);
+            self.pos += 1;
+        }
+        if fd.is_empty() && self.peek() == Some('{') {
+            let close = self.src[self.pos..].iter().take(64).position(|&c| c == '}');
+            if let Some(n) = close {
+                let name: String = self.src[self.pos + 1..self.pos + n].iter().collect();
+                let next = self.src.get(self.pos + n + 1).copied();
+                if !name.is_empty()
+                    && name.chars().all(|c| c.is_alphanumeric() || c == '_')
+                    && matches!(next, Some('<' | '>'))
+                {
+                    fd = format!("{{{name}}}");
+                    self.pos += n + 1;
+                }
+            }
+        }
+        const OPS: &[&str] = &["<<<", "<<-", "&>>", "<<", ">>", ">|", "<>", "<&", ">&", "&>", "<", ">"];
+        let op = OPS.iter().copied().find(|op| self.starts_with(op));
+        let op = match op {
+            Some(op) if !(op == "<" || op == ">") || self.peek_at(1) != Some('(') => op,
+            _ => {
+                self.pos = start;
+                return Ok(None);
+            }
+        };
+        if op.starts_with('&') && !fd.is_empty() {
+            self.pos = start;
+            return Ok(None);
+        }
+        self.pos += op.len();
+        self.blanks();
+        let target =
+            self.word()?.ok_or_else(|| ParseError { message: format!("`{op}` needs a target"), offset: self.pos })?;
+        let target = if op == "<<" || op == "<<-" { self.heredoc(&target, op == "<<-")? } else { target };
+        Ok(Some(Redirect { fd, op, target }))
+    }
+
+    /// Reads the body of a here-document whose delimiter word is `delim`; the body starts after
+    /// the end of the current line (or after the previous body on this line).
+    pub(super) fn heredoc(&mut self, delim: &Word, strip_tabs: bool) -> PResult<Word> {
+        let quoted = delim.0.iter().any(|p| matches!(p, Part::Lit { quoted: true, .. }));
+        let tag: String = delim
+            .0
+            .iter()
+            .map(|p| match p {
+                Part::Lit { text, .. } => text.clone(),
+                _ => String::new(),
+            })
+            .collect();
+        let (newline, mut at) = match self.heredoc_jump {
+            Some(j) => j,
+            None => match self.src[self.pos..].iter().position(|&c| c == '\n') {
+                Some(n) => (self.pos + n, self.pos + n + 1),
+                None => return self.err(format!("here-document `{tag}` has no body")),
+            },
+        };
+        let mut body = String::new();
+        loop {
+            if at >= self.src.len() {
+                break;
+            }
+            let end = self.src[at..].iter().position(|&c| c == '\n').map_or(self.src.len(), |n| at + n);
+            let line: String = self.src[at..end].iter().collect();
+            let line = if strip_tabs { line.trim_start_matches('\t').to_string() } else { line };
+            at = (end + 1).min(self.src.len());
+            if line == tag {
+                break;
+            }
+            body.push_str(&line);
+            body.push('\n');
+        }
+        self.heredoc_jump = Some((newline, at));
+        if quoted {
+            return Ok(Word(vec![Part::Lit { text: body, quoted: true }]));
+        }
+        let mut sub = Parser { src: body.chars().collect(), pos: 0, depth: self.depth, heredoc_jump: None };
+        sub.dquoted_until(None)
+    }
+}
