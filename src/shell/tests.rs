@@ -177,3 +177,30 @@ fn what_cannot_be_read_is_an_issue() {
     let many = "true;".repeat(super::MAX_SEGMENTS + 5);
     assert!(analyze_script(&many).issues.iter().any(|i| i.kind == IssueKind::TooComplex));
 }
+
+/// Random shell-ish text never panics the analysis, and what it cannot read it reports.
+/// More iterations: `CMDGUARD_FUZZ_ITERATIONS=1000000 cargo test --release hostile_input`.
+#[test]
+fn hostile_input_never_panics() {
+    const ALPHABET: &[&str] = &[
+        "rm", " ", "-rf", "~", "'", "\"", "\\", "$", "(", ")", "{", "}", "`", "|", "&", ";", "<", ">", "<<", "EOF",
+        "\n", "$(", "${", "#", "=", "X", "bash -c ", "eval ", "sudo ", "*", "[[", "]]", "((", "))", "if ", "then ",
+        "fi", "case ", " in ", "esac", ",", "\u{202e}", "\x1b[", "\0", "ｒ",
+    ];
+    let iterations: u64 = std::env::var("CMDGUARD_FUZZ_ITERATIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000);
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for _ in 0..iterations {
+        let len = (next() % 24) as usize;
+        let text: String = (0..len).map(|_| ALPHABET[(next() % ALPHABET.len() as u64) as usize]).collect();
+        let a = analyze_script(&text);
+        for s in &a.segments {
+            assert!(!s.words.is_empty(), "{text:?}: empty segment");
+        }
+    }
+}
