@@ -166,24 +166,78 @@ fn code_of(lang: Lang, words: &[Field], u: &mut Unwrapped) {
     }
 }
 
+/// Options of `docker run` / `podman run` that take a value.
+const RUN_SHORT: &str = "acehlmpuvw";
+const RUN_LONG: &[&str] = &[
+    "--name",
+    "--network",
+    "--net",
+    "--entrypoint",
+    "--env",
+    "--env-file",
+    "--mount",
+    "--workdir",
+    "--user",
+    "--volume",
+    "--publish",
+    "--label",
+    "--cpus",
+    "--memory",
+    "--platform",
+    "--restart",
+    "--hostname",
+    "--add-host",
+    "--device",
+    "--dns",
+    "--cap-add",
+    "--cap-drop",
+    "--security-opt",
+    "--ulimit",
+    "--log-driver",
+    "--log-opt",
+    "--pid",
+    "--ipc",
+    "--tmpfs",
+    "--gpus",
+    "--runtime",
+    "--shm-size",
+    "--stop-signal",
+    "--link",
+    "--expose",
+    "--volumes-from",
+    "--cidfile",
+    "--pull",
+    "--userns",
+    "--uts",
+    "--group-add",
+    "--label-file",
+    "--attach",
+    "--cpu-shares",
+    "--memory-swap",
+    "--health-cmd",
+    "--init-path",
+    "--mac-address",
+    "--ip",
+    "--network-alias",
+    "--detach-keys",
+];
+
 fn container_exec(prog: &str, words: &[Field], u: &mut Unwrapped) {
-    let (i, _) = skip_options(words, 1, "Hc", &["--host", "--context", "--config", "--log-level"], false);
-    match words.get(i).map(|f| f.text.as_str()) {
-        Some("exec") => {
-            let (j, _) = skip_options(
-                words,
-                i + 1,
-                "euw",
-                &["--env", "--env-file", "--user", "--workdir", "--detach-keys"],
-                false,
-            );
-            if words.len() > j + 1 {
-                let origin = format!("{prog} exec {}", words[j].text);
-                u.nested.push(Nested { origin, kind: NestedKind::Argv(words[j + 1..].to_vec()) });
-            }
-        }
-        Some("compose") => compose_exec(prog, words, i + 1, u),
-        _ => {}
+    let (mut i, _) = skip_options(words, 1, "Hc", &["--host", "--context", "--config", "--log-level"], false);
+    if words.get(i).is_some_and(|f| f.text == "container") {
+        i += 1;
+    }
+    let (short, long): (&str, &[&str]) = match words.get(i).map(|f| f.text.as_str()) {
+        Some("exec") => ("euw", &["--env", "--env-file", "--user", "--workdir", "--detach-keys"]),
+        Some("run") => (RUN_SHORT, RUN_LONG),
+        Some("compose") => return compose_exec(prog, words, i + 1, u),
+        _ => return,
+    };
+    // CONTAINER (exec) or IMAGE (run), then the command it runs.
+    let (j, _) = skip_options(words, i + 1, short, long, false);
+    if words.len() > j + 1 {
+        let origin = format!("{prog} {} {}", words[i].text, words[j].text);
+        u.nested.push(Nested { origin, kind: NestedKind::Argv(words[j + 1..].to_vec()) });
     }
 }
 
@@ -205,6 +259,12 @@ fn compose_exec(prog: &str, words: &[Field], at: usize, u: &mut Unwrapped) {
 }
 
 fn kubectl_exec(prog: &str, words: &[Field], u: &mut Unwrapped) {
+    if words.iter().any(|f| f.text == "run") {
+        if let Some(d) = words.iter().position(|f| f.text == "--").filter(|d| d + 1 < words.len()) {
+            u.nested.push(Nested { origin: format!("{prog} run"), kind: NestedKind::Argv(words[d + 1..].to_vec()) });
+        }
+        return;
+    }
     if !words.iter().any(|f| f.text == "exec") {
         return;
     }

@@ -142,6 +142,9 @@ fn wrappers_and_nested_scripts_unwrap() {
         ("bash -o pipefail -c 'rm -rf ~'", "rm -rf ~"),
         ("env -S 'rm -rf ~'", "rm -rf ~"),
         ("alias ll='rm -rf ~'; ll", "rm -rf ~"),
+        ("docker run --rm -v \"$PWD\":/w -e A=1 alpine rm -rf /w/src", "rm -rf /w/src"),
+        ("docker container run -it --name x ubuntu bash -c 'rm -rf /data'", "rm -rf /data"),
+        ("kubectl run tmp --image=busybox --restart=Never -- rm -rf /data", "rm -rf /data"),
     ];
     for (cmd, want) in cases {
         has_segment(cmd, want);
