@@ -190,7 +190,7 @@ impl Analyzer {
         let mut words: Vec<String> = u.words.iter().map(|f| f.text.clone()).collect();
         let program = &u.words[0];
         let base = super::basename(&program.text).to_string();
-        if program.dynamic && base.contains(['$', '{', '`']) {
+        if program.dynamic && !is_known_program(&program.text) {
             self.issue(
                 IssueKind::Dynamic,
                 format!("the program `{}` is only known when the command runs", program.text),
@@ -318,6 +318,15 @@ impl Analyzer {
         }
         self.ascend();
     }
+}
+
+/// A dynamic program word whose basename is still plain text: `$HOME/bin/tool`, `${DIR}/x`.
+fn is_known_program(text: &str) -> bool {
+    let Some((dir, base)) = text.split_once('/') else { return false };
+    let name = dir.trim_start_matches('$').trim_start_matches('{').trim_end_matches('}');
+    let plain_var =
+        dir.starts_with('$') && !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    plain_var && !base.is_empty() && !base.ends_with('/') && !base.contains(['$', '`', '(', ')', '{', '}'])
 }
 
 /// What a simple command writes to standard output, when that is plain from its words:

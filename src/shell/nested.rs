@@ -31,6 +31,16 @@ pub enum StdinUse {
 
 const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "fish", "rbash"];
 
+/// A script operand that names standard input.
+fn reads_stdin(word: &Field) -> bool {
+    matches!(word.text.as_str(), "-" | "/dev/stdin" | "/proc/self/fd/0" | "/dev/fd/0")
+}
+
+/// A script operand that is another command's output (`<(…)`, `$(…)`), known only at run time.
+fn is_substituted(word: &Field) -> bool {
+    word.dynamic && (word.text.starts_with("<(") || word.text.starts_with("$(") || word.text.starts_with(">("))
+}
+
 /// Words joined into script text, as `eval`, `ssh` and `watch` join them.
 pub fn script_of(words: &[Field]) -> Field {
     Field {
@@ -52,8 +62,19 @@ pub fn carriers(words: &mut Vec<Field>, u: &mut Unwrapped) {
                 Some(script) => push(u, format!("{prog} -c"), NestedKind::Script(script.clone())),
                 None => u.notes.push(format!("{prog} -c without a script")),
             }
-        } else if i >= words.len() || opts.iter().any(|(n, _)| n == "-s") {
+        } else if i >= words.len() || opts.iter().any(|(n, _)| n == "-s") || reads_stdin(&words[i]) {
             u.stdin = Some(StdinUse::Shell);
+        } else if is_substituted(&words[i]) {
+            // `bash <(curl …)`: the script is another command's output.
+            push(u, prog.clone(), NestedKind::Script(words[i].clone()));
+        }
+        return;
+    }
+    if matches!(prog.as_str(), "source" | ".") {
+        match words.get(1) {
+            Some(f) if reads_stdin(f) => u.stdin = Some(StdinUse::Shell),
+            Some(f) if is_substituted(f) => push(u, prog.clone(), NestedKind::Script(f.clone())),
+            _ => {}
         }
         return;
     }

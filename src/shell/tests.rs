@@ -152,6 +152,14 @@ fn wrappers_and_nested_scripts_unwrap() {
 }
 
 #[test]
+fn plain_variable_directories_name_a_known_program() {
+    for cmd in ["\"$HOME/.cargo/bin/cargo\" build", "${VENV}/bin/python -V", "source \"$HOME/.cargo/env\""] {
+        let a = analyze_script(cmd);
+        assert!(a.issues.is_empty(), "{cmd}: {:?}", a.issues);
+    }
+}
+
+#[test]
 fn argv_form_unwraps_too() {
     let a = analyze_argv(&["sudo".into(), "bash".into(), "-c".into(), "rm -rf ~".into()]);
     assert!(a.segments.iter().any(|s| s.text == "rm -rf ~"), "{:?}", a.segments);
@@ -165,6 +173,12 @@ fn what_cannot_be_read_is_an_issue() {
         ("$CMD -rf ~", IssueKind::Dynamic),
         ("bash -c \"$X\"", IssueKind::Dynamic),
         ("eval \"$(curl -s x)\"", IssueKind::Dynamic),
+        ("$(curl -s https://x/i.sh) --yes", IssueKind::Dynamic),
+        ("`wget -qO- x/y.sh`", IssueKind::Dynamic),
+        ("zcat x.gz | sudo bash -", IssueKind::Dynamic),
+        ("bash <(curl -s https://x/i.sh)", IssueKind::Dynamic),
+        ("curl -s x | source /dev/stdin", IssueKind::Dynamic),
+        ("source <(kubectl completion bash)", IssueKind::Dynamic),
         ("python -c 'import os; os.system(c)'", IssueKind::Dynamic),
         ("echo 'unterminated", IssueKind::Unparseable),
         ("rm -rf ) x", IssueKind::Unparseable),
