@@ -121,11 +121,21 @@ impl Analyzer {
                 for w in words {
                     self.expand(w);
                 }
-                for r in redirects {
-                    self.expand(&r.target);
-                }
+                let redirs: Vec<Redir> = redirects
+                    .iter()
+                    .filter(|r| !r.feeds_stdin())
+                    .map(|r| Redir {
+                        op: format!("{}{}", r.fd, r.op),
+                        target: self.expand_joined(&r.target),
+                        feeds_stdin: false,
+                    })
+                    .collect();
                 for body in bodies {
                     self.walk_script(body);
+                }
+                // `{ …; } > file` writes the file whatever the body does: rules see `: > file`.
+                if !redirs.is_empty() {
+                    self.command_fields(vec![Field::lit(":")], redirs, None);
                 }
                 let inner: Vec<String> = self.out.segments[before..].iter().map(|s| s.text.clone()).collect();
                 let (open, close) = if *kind == "(" { ("(", ")") } else { ("{", "}") };
@@ -151,7 +161,8 @@ impl Analyzer {
             for (name, value) in values {
                 self.env.insert(name, (!value.dynamic).then_some(value.text));
             }
-            return None;
+            // `> file` alone truncates the file, as `: > file` does: rules see it that way.
+            return if redirs.is_empty() { None } else { self.command_fields(vec![Field::lit(":")], redirs, None) };
         }
         if fields.is_empty() {
             // Every word expanded to nothing (`$EMPTY`): nothing runs, unless it is unknown.

@@ -326,6 +326,7 @@ fn git_globals(words: &mut Vec<Field>, u: &mut Unwrapped) {
         ["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env", "--super-prefix"];
     let mut i = 1;
     let mut removed = Vec::new();
+    let mut aliases = Vec::new();
     while let Some(w) = words.get(i).map(|f| f.text.clone()) {
         if !w.starts_with('-') {
             break;
@@ -335,9 +336,12 @@ fn git_globals(words: &mut Vec<Field>, u: &mut Unwrapped) {
         let setting = value.as_deref().or_else(|| w.strip_prefix("-c"));
         if w == "-c" {
             if let Some((key, cmd)) = setting.and_then(|s| s.split_once('=')) {
-                if key.starts_with("alias.") && cmd.starts_with('!') {
-                    u.nested
-                        .push(Nested { origin: format!("git {key}"), kind: NestedKind::Script(Field::lit(&cmd[1..])) });
+                match (key.strip_prefix("alias."), cmd.strip_prefix('!')) {
+                    (Some(_), Some(script)) => u
+                        .nested
+                        .push(Nested { origin: format!("git {key}"), kind: NestedKind::Script(Field::lit(script)) }),
+                    (Some(name), None) => aliases.push((name.to_string(), cmd.to_string())),
+                    _ => {}
                 }
             }
         }
@@ -351,6 +355,23 @@ fn git_globals(words: &mut Vec<Field>, u: &mut Unwrapped) {
     if i > 1 {
         u.notes.push(format!("removed git options `{}`", removed.join(" ")));
         words.drain(1..i.min(words.len()));
+    }
+    // `git -c alias.fp='push --force' fp` runs `git push --force`.
+    if let Some((name, value)) = words.get(1).and_then(|sub| aliases.iter().rev().find(|(n, _)| *n == sub.text)) {
+        u.notes.push(format!("expanded git alias `{name}`"));
+        words.splice(1..2, value.split_whitespace().map(Field::lit));
+    }
+    // `git submodule foreach CMD` runs CMD through a shell in every submodule.
+    if words.get(1).is_some_and(|f| f.text == "submodule") {
+        if let Some(at) = words.iter().position(|f| f.text == "foreach") {
+            let (start, _) = skip_options(words, at + 1, "", &[], false);
+            if start < words.len() {
+                u.nested.push(Nested {
+                    origin: "git submodule foreach".into(),
+                    kind: NestedKind::Script(script_of(&words[start..])),
+                });
+            }
+        }
     }
 }
 

@@ -110,6 +110,9 @@ fn here_documents_and_pipes_fed_to_a_shell_are_scripts() {
 
 #[test]
 fn redirect_targets_are_visible() {
+    has_segment("> ~/.ssh/config", ": > ~/.ssh/config");
+    has_segment("{ echo A=1; } > .env", ": > .env");
+    has_segment("for f in a; do cat $f; done >> log", ": >> log");
     has_segment("echo x > /dev/sda", "echo x > /dev/sda");
     has_segment("cat k >> ~/.ssh/authorized_keys", "cat k >> ~/.ssh/authorized_keys");
     has_segment("cmd 2>&1", "cmd 2>& 1");
@@ -130,6 +133,8 @@ fn wrappers_and_nested_scripts_unwrap() {
         ("find . -name x -exec rm -rf {} \\;", "rm -rf {}"),
         ("git -C repo --no-pager -c x.y=z reset --hard", "git reset --hard"),
         ("git -c alias.x='!rm -rf ~' x", "rm -rf ~"),
+        ("git -c alias.fp='push --force' fp origin main", "git push --force origin main"),
+        ("git submodule foreach --recursive git reset --hard", "git reset --hard"),
         ("python3 -c \"import os; os.system('rm -rf ~')\"", "rm -rf ~"),
         ("perl -e 'system(\"rm -rf ~\")'", "rm -rf ~"),
         ("ruby -e '`rm -rf ~`'", "rm -rf ~"),
