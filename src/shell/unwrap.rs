@@ -231,7 +231,61 @@ fn step(prog: &str, w: &[Field]) -> Option<Step> {
             }
         }
         "busybox" | "toybox" => (w.len() > 1 && !w[1].text.starts_with('-')).then_some(Step::Run(1)),
+        // Launchers that run a program from a project's environment.
+        "npx" | "bunx" | "pnpx" | "uvx" => {
+            let (i, opts) = skip_options(w, 1, "pc", &["--package", "--call", "--from", "--with", "--python"], false);
+            match value(&opts, &["-c", "--call"]) {
+                Some(c) => Some(Step::Script(Field::lit(c))),
+                None => Some(Step::Run(i)),
+            }
+        }
+        "bundle" => sub_run(w, &["exec"], "", &["--gemfile"]),
+        "poetry" | "pdm" | "rye" | "hatch" | "pipenv" | "devbox" => sub_run(w, &["run"], "", &[]),
+        "pnpm" | "yarn" => sub_run(w, &["exec", "dlx"], "", &["--package"]),
+        "npm" => sub_run(w, &["exec", "x"], "pc", &["--package", "--call"]),
+        "uv" => sub_run(
+            w,
+            &["run"],
+            "p",
+            &[
+                "--with",
+                "--python",
+                "--directory",
+                "--project",
+                "--env-file",
+                "--package",
+                "--extra",
+                "--group",
+                "--index",
+                "--from",
+                "--with-requirements",
+            ],
+        ),
+        "pipx" => sub_run(w, &["run"], "", &["--spec", "--python"]),
+        "conda" | "mamba" | "micromamba" => sub_run(w, &["run"], "np", &["--name", "--prefix", "--cwd"]),
+        "mise" | "rtx" => sub_run(w, &["exec", "x"], "", &["--cd"]),
+        "direnv" => sub_run(w, &["exec"], "", &[]).map(|step| match step {
+            Step::Run(i) => Step::Run(i + 1),
+            other => other,
+        }),
+        "nix-shell" => {
+            let (_, opts) = skip_options(w, 1, "pIA", &["--run", "--command", "--packages", "--attr"], false);
+            value(&opts, &["--run", "--command"]).map(|c| Step::Script(Field::lit(c)))
+        }
         _ => None,
+    }
+}
+
+/// `TOOL SUB [OPTIONS] CMD…` launchers (`bundle exec`, `poetry run`, `uv run`): the command after
+/// the subcommand and its options. `npm exec -c STRING` runs a script.
+fn sub_run(w: &[Field], subs: &[&str], short_arg: &str, long_arg: &[&str]) -> Option<Step> {
+    if !w.get(1).is_some_and(|f| subs.contains(&f.text.as_str())) {
+        return None;
+    }
+    let (i, opts) = skip_options(w, 2, short_arg, long_arg, false);
+    match value(&opts, &["-c", "--call"]) {
+        Some(c) if short_arg.contains('c') => Some(Step::Script(Field::lit(c))),
+        _ => Some(Step::Run(i)),
     }
 }
 
@@ -347,6 +401,15 @@ mod tests {
             ("parallel -j 4 rm -rf ::: a b", "rm -rf a b"),
             ("/usr/bin/sudo /bin/rm x", "/bin/rm x"),
             ("sudo nice timeout 5 env A=1 rm x", "rm x"),
+            ("npx -y rimraf dist", "rimraf dist"),
+            ("bundle exec rails db:drop", "rails db:drop"),
+            ("poetry run python manage.py flush", "python manage.py flush"),
+            ("uv run --with x python -V", "python -V"),
+            ("pnpm exec prisma migrate reset", "prisma migrate reset"),
+            ("npm exec -- cdk destroy", "cdk destroy"),
+            ("conda run -n base python x", "python x"),
+            ("direnv exec . terraform destroy", "terraform destroy"),
+            ("npm run build", "npm run build"),
         ];
         for (input, want) in cases {
             assert_eq!(program_after(input), want, "{input}");
