@@ -64,13 +64,23 @@ fn emit_pack(path: &Path, pack: &str, seen: &mut HashSet<String>, out: &mut Stri
             }
         }
         let (line, _) = schema::line_col(&text, rule.id.span().start);
-        let lits = match literals::required_literals(rule.pattern.get_ref()) {
-            Some(l) => {
+        let (anchored, lits) = match literals::prefilter(rule.pattern.get_ref()) {
+            Some((anchored, l)) => {
                 let items: Vec<String> = l.iter().map(|b| format!("b\"{}\"", b.escape_ascii())).collect();
-                format!("Some(&[{}])", items.join(", "))
+                (anchored, format!("Some(&[{}])", items.join(", ")))
             }
-            None => "None".to_string(),
+            None => (false, "None".to_string()),
         };
+        let conjuncts: Vec<String> = literals::conjuncts(rule.pattern.get_ref())
+            .iter()
+            .map(|set| {
+                format!(
+                    "&[{}]",
+                    set.iter().map(|b| format!("b\"{}\"", b.escape_ascii())).collect::<Vec<_>>().join(", ")
+                )
+            })
+            .collect();
+        let conjuncts = format!("&[{}]", conjuncts.join(", "));
         let opt = |o: &Option<toml::Spanned<String>>| match o {
             Some(s) => format!("Some({:?})", s.get_ref()),
             None => "None".to_string(),
@@ -79,7 +89,7 @@ fn emit_pack(path: &Path, pack: &str, seen: &mut HashSet<String>, out: &mut Stri
             out,
             "    BuiltinRule {{ id: {id:?}, action: Action::{:?}, target: Target::{:?}, pattern: {:?}, \
              unless: {}, operand: {}, unless_operand: {}, reason: {:?}, tip: {:?}, examples: &{:?}, \
-             counterexamples: &{:?}, file: {:?}, line: {line}, literals: {lits} }},",
+             counterexamples: &{:?}, file: {:?}, line: {line}, literals: {lits}, anchored: {anchored}, conjuncts: {conjuncts} }},",
             rule.action,
             rule.target,
             rule.pattern.get_ref(),

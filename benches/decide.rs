@@ -43,6 +43,14 @@ fn bench(c: &mut Criterion) {
     c.bench_function("load policy (every invocation)", |b| {
         b.iter(|| cmdguard::config::load(black_box(&cwd), &[]).unwrap())
     });
+    c.bench_function("load policy, part: built-in rules", |b| b.iter(cmdguard::rules::compile::builtin_rules));
+    c.bench_function("load policy, part: prefilter", |b| {
+        b.iter_batched(
+            cmdguard::rules::compile::builtin_rules,
+            |rules| cmdguard::rules::Policy::new(rules, vec![], Default::default(), vec![]),
+            criterion::BatchSize::SmallInput,
+        )
+    });
 }
 
 criterion_group!(benches, bench);

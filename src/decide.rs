@@ -59,10 +59,13 @@ pub struct Decision {
 impl Decision {
     /// Ids of the rules that decide the verdict (allowed hits left out), concerns included.
     pub fn rule_ids<'p>(&self, policy: &'p Policy) -> Vec<&'p str> {
-        let mut ids: Vec<&str> =
-            self.hits.iter().filter(|h| h.allowed_by.is_none()).map(|h| policy.rules[h.rule].id.as_ref()).collect();
-        ids.extend(self.concerns.iter().map(|c| c.id));
-        ids.dedup();
+        let mut ids: Vec<&str> = Vec::new();
+        let deciding = self.hits.iter().filter(|h| h.allowed_by.is_none()).map(|h| policy.rules[h.rule].id.as_ref());
+        for id in deciding.chain(self.concerns.iter().map(|c| c.id)) {
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
         ids
     }
 }

@@ -4,7 +4,7 @@
 use std::io::{BufRead, BufWriter, Write};
 
 use anyhow::Result;
-use serde_json::json;
+use serde::Serialize;
 
 use crate::cli::{CheckArgs, Global};
 use crate::decide::{Decision, Verdict, decide};
@@ -22,7 +22,7 @@ pub fn run(global: &Global, args: &CheckArgs) -> Result<u8> {
     let decision = decide(&policy, &job.analyze());
     let command = job.text();
     if global.json {
-        println!("{}", record(&command, &policy, &decision));
+        println!("{}", serde_json::to_string(&record(&command, &policy, &decision))?);
     } else {
         print!("{}", human(&command, &policy, &decision));
     }
@@ -33,8 +33,16 @@ pub fn run(global: &Global, args: &CheckArgs) -> Result<u8> {
     })
 }
 
-fn record(command: &str, policy: &Policy, decision: &Decision) -> serde_json::Value {
-    json!({"command": command, "verdict": decision.verdict.name(), "rules": decision.rule_ids(policy)})
+/// One verdict as JSON: the command, the verdict, and the ids of the rules that decided it.
+#[derive(Serialize)]
+struct Record<'a> {
+    command: &'a str,
+    verdict: &'static str,
+    rules: Vec<&'a str>,
+}
+
+fn record<'a>(command: &'a str, policy: &'a Policy, decision: &Decision) -> Record<'a> {
+    Record { command, verdict: decision.verdict.name(), rules: decision.rule_ids(policy) }
 }
 
 fn human(command: &str, policy: &Policy, decision: &Decision) -> String {

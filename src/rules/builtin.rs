@@ -19,6 +19,10 @@ pub struct BuiltinRule {
     pub file: &'static str,
     pub line: usize,
     pub literals: Option<&'static [&'static [u8]]>,
+    /// The literals start the text (the pattern is anchored with `^`).
+    pub anchored: bool,
+    /// Literal sets every match satisfies at once (`literals::conjuncts`).
+    pub conjuncts: &'static [&'static [&'static [u8]]],
 }
 
 include!(concat!(env!("OUT_DIR"), "/builtin_rules.rs"));

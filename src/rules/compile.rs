@@ -40,6 +40,8 @@ pub fn builtin_rules() -> Vec<Rule> {
             counterexamples: b.counterexamples.iter().map(|e| Cow::Borrowed(*e)).collect(),
             origin: Origin { layer: Layer::Builtin, file: b.file.to_string(), line: b.line },
             literals: b.literals.map(|ls| ls.iter().map(|l| Cow::Borrowed(*l)).collect()),
+            anchored: b.anchored,
+            conjuncts: b.conjuncts.iter().map(|set| set.iter().map(|l| Cow::Borrowed(*l)).collect()).collect(),
         })
         .collect()
 }
@@ -101,6 +103,7 @@ pub fn parse_file(file: &str, text: &str, layer: Layer) -> Result<FileItems, Con
             );
         }
         let pattern = cx.regex(&id, "pattern", &r.pattern)?;
+        let prefilter = super::literals::prefilter(pattern.as_str());
         let optional = |field: &str, p: &Option<Spanned<String>>| -> Result<Option<LazyRegex>, ConfigError> {
             p.as_ref().map(|p| cx.regex(&id, field, p).map(LazyRegex::compiled)).transpose()
         };
@@ -108,8 +111,12 @@ pub fn parse_file(file: &str, text: &str, layer: Layer) -> Result<FileItems, Con
             unless: optional("unless", &r.unless)?,
             operand: optional("operand", &r.operand)?,
             unless_operand: optional("unless_operand", &r.unless_operand)?,
-            literals: super::literals::required_literals(pattern.as_str())
-                .map(|ls| ls.into_iter().map(Cow::Owned).collect()),
+            literals: prefilter.as_ref().map(|(_, ls)| ls.iter().cloned().map(Cow::Owned).collect()),
+            anchored: prefilter.is_some_and(|(anchored, _)| anchored),
+            conjuncts: super::literals::conjuncts(pattern.as_str())
+                .into_iter()
+                .map(|set| set.into_iter().map(Cow::Owned).collect())
+                .collect(),
             pattern: LazyRegex::compiled(pattern),
             id: Cow::Owned(id),
             action: r.action,

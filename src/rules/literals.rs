@@ -4,7 +4,7 @@
 //! use). Shared with `build.rs`, which computes the built-in packs' sets at build time.
 
 use regex_syntax::hir::literal::{ExtractKind, Extractor};
-use regex_syntax::hir::{Hir, HirKind};
+use regex_syntax::hir::{Hir, HirKind, Look};
 
 /// Parses `pattern` as the `regex` crate would, returning a message on error.
 pub fn check_syntax(pattern: &str) -> Result<regex_syntax::hir::Hir, String> {
@@ -48,6 +48,52 @@ fn required(hir: &Hir) -> Option<Vec<Vec<u8>>> {
         }
         _ => None,
     }
+}
+
+/// Most literal sets a rule's conjunction keeps.
+const MAX_CONJUNCTS: usize = 8;
+
+/// Literal sets that every match satisfies all at once: each set is one a match contains at least
+/// one literal of (`^docker\s+(.*\s)?system\s+prune` needs `docker`, `system` and `prune`). Checked
+/// before a candidate's regex runs, so near misses cost a few byte searches instead of a regex.
+pub fn conjuncts(pattern: &str) -> Vec<Vec<Vec<u8>>> {
+    fn walk(hir: &Hir, out: &mut Vec<Vec<Vec<u8>>>) {
+        match hir.kind() {
+            HirKind::Literal(lit) if lit.0.len() >= MIN_LITERAL => out.push(vec![lit.0.to_vec()]),
+            HirKind::Capture(c) => walk(&c.sub, out),
+            HirKind::Repetition(r) if r.min >= 1 => walk(&r.sub, out),
+            HirKind::Concat(subs) => subs.iter().for_each(|s| walk(s, out)),
+            HirKind::Alternation(_) => out.extend(required(hir)),
+            _ => {}
+        }
+    }
+    let Ok(hir) = check_syntax(pattern) else { return Vec::new() };
+    let mut out = Vec::new();
+    walk(&hir, &mut out);
+    out.iter_mut().for_each(|set| set.sort());
+    // Longest literals first: they reject most.
+    out.sort_by_key(|set| std::cmp::Reverse(set.iter().map(Vec::len).min().unwrap_or(0)));
+    out.truncate(MAX_CONJUNCTS);
+    out
+}
+
+/// Prefilter literals of a pattern and whether they are anchored: for a pattern that matches only
+/// at the start of the text (`^rm\s`), literals one of which the text must start with; else
+/// literals one of which it must contain. `None` when no useful finite set exists.
+pub fn prefilter(pattern: &str) -> Option<(bool, Vec<Vec<u8>>)> {
+    let hir = check_syntax(pattern).ok()?;
+    if hir.properties().look_set_prefix().contains(Look::Start) {
+        let seq = Extractor::new().kind(ExtractKind::Prefix).extract(&hir);
+        if let Some(lits) =
+            seq.literals().filter(|l| !l.is_empty() && l.iter().all(|l| l.as_bytes().len() >= MIN_LITERAL))
+        {
+            let mut out: Vec<Vec<u8>> = lits.iter().map(|l| l.as_bytes().to_vec()).collect();
+            out.sort();
+            out.dedup();
+            return Some((true, out));
+        }
+    }
+    required_literals(pattern).map(|l| (false, l))
 }
 
 /// The literals one of which every match contains, or `None` when no useful finite set exists
@@ -94,6 +140,31 @@ mod tests {
     fn leading_wildcard_falls_back_to_suffix() {
         let lits = required_literals(r".*--force").unwrap();
         assert_eq!(lits, vec![b"--force".to_vec()]);
+    }
+
+    #[test]
+    fn anchored_patterns_give_start_literals() {
+        let (anchored, lits) = prefilter(r"^(shred|srm|wipe)\s").unwrap();
+        assert!(anchored);
+        assert_eq!(lits, vec![b"shred".to_vec(), b"srm".to_vec(), b"wipe".to_vec()]);
+        let (anchored, lits) = prefilter(r"^git reset\s+(.*\s)?--hard").unwrap();
+        assert!(anchored);
+        assert_eq!(lits, vec![b"git reset".to_vec()]);
+        let (anchored, _) = prefilter(r"(^|\s)>\s+/dev/sd").unwrap();
+        assert!(!anchored);
+    }
+
+    #[test]
+    fn conjuncts_are_all_required_literals() {
+        let c = conjuncts(r"^docker\s+(.*\s)?system\s+prune(\s|$)");
+        assert_eq!(c, vec![vec![b"docker".to_vec()], vec![b"system".to_vec()], vec![b"prune".to_vec()]]);
+        let c = conjuncts(r"^git (push|pull)\s+(-f|--force)");
+        let want = [
+            vec![b"git ".to_vec()],
+            vec![b"pull".to_vec(), b"push".to_vec()],
+            vec![b"--force".to_vec(), b"-f".to_vec()],
+        ];
+        assert_eq!(c, want);
     }
 
     #[test]

@@ -6,15 +6,17 @@
 pub mod builtin;
 pub mod compile;
 pub mod literals;
+mod prefilter;
 pub mod schema;
 
 use std::borrow::Cow;
 use std::sync::OnceLock;
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use regex::Regex;
 
 pub use schema::{Action, Target};
+
+use prefilter::Prefilter;
 
 use crate::shell::Segment;
 
@@ -97,6 +99,10 @@ pub struct Rule {
     pub origin: Origin,
     /// Prefilter literals; `None` means the rule is tried on every text.
     pub literals: Option<Vec<Cow<'static, [u8]>>>,
+    /// The literals must start the text, not only occur in it.
+    pub anchored: bool,
+    /// Literal sets every match satisfies at once, checked before the regex runs.
+    pub conjuncts: Vec<Vec<Cow<'static, [u8]>>>,
 }
 
 impl Rule {
@@ -108,7 +114,17 @@ impl Rule {
     /// Where in `text` the rule matches, if it fires on it. `segment` supplies the operands
     /// for per-operand conditions.
     pub fn find(&self, text: &str, segment: Option<&Segment>) -> Option<(usize, usize)> {
-        let m = self.pattern.get().find(text)?;
+        // Most candidates do not match: `is_match` answers those fastest; the span is found only
+        // for a hit.
+        let bytes = text.as_bytes();
+        if !self.conjuncts.iter().all(|set| set.iter().any(|l| contains(bytes, l))) {
+            return None;
+        }
+        let re = self.pattern.get();
+        if !re.is_match(text) {
+            return None;
+        }
+        let m = re.find(text)?;
         if self.unless.as_ref().is_some_and(|u| u.get().is_match(text)) {
             return None;
         }
@@ -129,6 +145,10 @@ impl Rule {
         }
         Some((m.start(), m.end()))
     }
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    memchr::memmem::find(haystack, needle).is_some()
 }
 
 /// An `[[allow]]` entry: lets a segment (or pipeline, or line) through that would otherwise ask.
@@ -178,53 +198,16 @@ pub struct Policy {
     prefilter: Prefilter,
 }
 
-struct Prefilter {
-    automaton: Option<AhoCorasick>,
-    /// Rule index of each automaton pattern.
-    owners: Vec<usize>,
-    /// Rules without literals, tried on every text.
-    always: Vec<usize>,
-}
-
 impl Policy {
     pub fn new(rules: Vec<Rule>, allows: Vec<Allow>, settings: Settings, sources: Vec<Source>) -> Policy {
-        let mut patterns: Vec<&[u8]> = Vec::new();
-        let mut owners = Vec::new();
-        let mut always = Vec::new();
-        for (i, rule) in rules.iter().enumerate() {
-            match &rule.literals {
-                Some(lits) => {
-                    for l in lits {
-                        patterns.push(l);
-                        owners.push(i);
-                    }
-                }
-                None => always.push(i),
-            }
-        }
-        let automaton = (!patterns.is_empty()).then(|| {
-            AhoCorasick::builder()
-                .kind(Some(AhoCorasickKind::ContiguousNFA))
-                .match_kind(MatchKind::Standard)
-                .build(&patterns)
-                .expect("prefilter literals build an automaton")
-        });
-        let prefilter = Prefilter { automaton, owners, always };
+        let prefilter = Prefilter::new(&rules);
         Policy { rules, allows, settings, sources, prefilter }
     }
 
     /// Indexes of the rules for `target` that could match `text`, in rule order.
     pub fn candidates(&self, target: Target, text: &str) -> Vec<usize> {
-        let p = &self.prefilter;
-        let mut out: Vec<usize> = p.always.iter().copied().filter(|&i| self.rules[i].target == target).collect();
-        if let Some(ac) = &p.automaton {
-            for m in ac.find_overlapping_iter(text) {
-                let i = p.owners[m.pattern().as_usize()];
-                if self.rules[i].target == target {
-                    out.push(i);
-                }
-            }
-        }
+        let mut out = Vec::new();
+        self.prefilter.candidates(target, text, &mut out);
         out.sort_unstable();
         out.dedup();
         out

@@ -200,7 +200,12 @@ impl Analyzer {
         }
         let mut words: Vec<String> = u.words.iter().map(|f| f.text.clone()).collect();
         let program = &u.words[0];
-        let base = super::basename(&program.text).to_string();
+        // An npm package (`@scope/cli`, run by npx) is a name, not a path.
+        let base = if program.text.starts_with('@') {
+            program.text.clone()
+        } else {
+            super::basename(&program.text).to_string()
+        };
         if program.dynamic && !is_known_program(&program.text) {
             self.issue(
                 IssueKind::Dynamic,
@@ -208,13 +213,19 @@ impl Analyzer {
             );
         }
         let mut notes = u.notes;
-        if base != words[0] {
+        let mut dynamic: Vec<bool> = u.words.iter().map(|f| f.dynamic).collect();
+        if ["/etc/init.d/", "/etc/rc.d/init.d/", "/etc/rc.d/"].iter().any(|dir| words[0].starts_with(dir)) {
+            // An init script is a service: `/etc/init.d/ssh stop` reads `service ssh stop`.
+            notes.push(format!("init script {} read as `service {base}`", words[0]));
+            words.splice(0..1, ["service".to_string(), base]);
+            dynamic.insert(0, false);
+        } else if base != words[0] {
             notes.push(format!("program {} reduced to {base}", words[0]));
             words[0] = base;
         }
         // Substitution placeholders (`<(curl …)`) read as the single words they are.
         let shown: Vec<String> =
-            words.iter().zip(&u.words).map(|(w, f)| if f.dynamic { w.clone() } else { super::quote(w) }).collect();
+            words.iter().zip(&dynamic).map(|(w, d)| if *d { w.clone() } else { super::quote(w) }).collect();
         let mut text = shown.join(" ");
         for r in &redirs {
             // A here-document's body reads as one quoted word, its lines joined by spaces, so rules

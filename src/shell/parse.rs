@@ -118,8 +118,9 @@ impl Parser {
             "if", "then", "elif", "else", "fi", "while", "until", "do", "done", "for", "select", "case", "esac", "in",
             "function", "{", "}", "!", "[[",
         ];
+        let first = self.peek()?;
         for w in words {
-            if self.starts_with(w) {
+            if w.starts_with(first) && self.starts_with(w) {
                 let after = self.src.get(self.pos + w.chars().count()).copied();
                 let ends = match after {
                     None => true,

@@ -7,6 +7,9 @@ use super::parse::{PResult, ParseError, Parser};
 impl Parser {
     /// A redirection at the cursor, if there is one.
     pub(super) fn redirect(&mut self) -> PResult<Option<Redirect>> {
+        if !self.peek().is_some_and(|c| c.is_ascii_digit() || matches!(c, '<' | '>' | '&' | '{')) {
+            return Ok(None);
+        }
         let start = self.pos;
         let mut fd = String::new();
         while let Some(c) = self.peek().filter(char::is_ascii_digit) {

@@ -25,6 +25,8 @@ fn quoting_and_escapes_resolve() {
         ("$\"rm\" -rf ~", "rm -rf ~"),
         ("rm \\\n -rf ~", "rm -rf ~"),
         ("/bin/rm -rf ~", "rm -rf ~"),
+        ("sudo /etc/init.d/ssh stop", "service ssh stop"),
+        ("npx @changesets/cli publish", "@changesets/cli publish"),
         ("git commit -m 'fix: drop table'", "git commit -m 'fix: drop table'"),
         ("echo \"a  b\"", "echo 'a  b'"),
         ("ｒｍ -rf ~", "rm -rf ~"),

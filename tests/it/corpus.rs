@@ -1,5 +1,6 @@
 //! The corpus: every case in tests/corpus/*.txt (`pass|ask|deny COMMAND`) is checked through
-//! `check --batch`; recall and false-alarm rate are printed per file.
+//! `check --batch`; recall and false-alarm rate are printed per pack (one file per pack, plus
+//! engine.txt for the analysis itself). See them with `cargo test corpus -- --nocapture`.
 
 use crate::env::{TestEnv, stdout};
 
@@ -33,7 +34,12 @@ fn cases() -> Vec<Case> {
 #[test]
 fn corpus_verdicts() {
     let cases = cases();
-    assert!(cases.len() >= 250, "corpus too small: {}", cases.len());
+    let stop = cases.iter().filter(|c| c.expect != "pass").count();
+    assert!(
+        stop >= 350 && cases.len() - stop >= 350,
+        "corpus too small: {stop} to stop, {} to pass",
+        cases.len() - stop
+    );
     let t = TestEnv::new();
     let input: String = cases.iter().map(|c| format!("{}\n", c.command)).collect();
     let out = stdout(&t.run_with_input(&["check", "--batch"], &input));
@@ -62,8 +68,14 @@ fn corpus_verdicts() {
             ));
         }
     }
+    let pct = |n: usize, d: usize| if d == 0 { 100.0 } else { 100.0 * n as f64 / d as f64 };
     for (file, [stop, stopped, pass, alarms]) in &stats {
-        println!("{file}: recall {stopped}/{stop}, false alarms {alarms}/{pass}");
+        let pack = file.trim_end_matches(".txt");
+        println!(
+            "{pack:15} recall {:5.1}% ({stopped}/{stop})   false alarms {:4.1}% ({alarms}/{pass})",
+            pct(*stopped, *stop),
+            pct(*alarms, *pass)
+        );
     }
     assert!(failures.is_empty(), "{} corpus failures:\n{}", failures.len(), failures.join("\n"));
 }

@@ -1,0 +1,131 @@
+//! Which rules could match a text, by their literals: a rule is tried only on texts that hold
+//! one of its literals, or, for a pattern anchored with `^`, that start with one. The literals
+//! are indexed by their first two bytes in small hash tables; a text is scanned once, looking up
+//! each position's two bytes (anchored literals only at the start). Built on every start from the
+//! rules in force, so building must be cheap: a sort of a few hundred entries (an Aho-Corasick
+//! automaton over the same literals took twenty times longer to build).
+
+use super::{Rule, Target};
+
+struct Entry {
+    key: u16,
+    target: Target,
+    rule: u32,
+    /// The literal's bytes in `arena`.
+    start: u32,
+    len: u32,
+}
+
+/// A slot of the open-addressing table: a two-byte key and its run of entries.
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    key: u16,
+    first: u32,
+    count: u32,
+}
+
+/// Literals indexed by their first two bytes.
+#[derive(Default)]
+struct Table {
+    entries: Vec<Entry>,
+    slots: Vec<Slot>,
+}
+
+pub struct Prefilter {
+    /// Literals that may occur anywhere.
+    floating: Table,
+    /// Literals that must start the text.
+    anchored: Table,
+    arena: Vec<u8>,
+    /// Rules without literals, tried on every text.
+    always: Vec<(usize, Target)>,
+}
+
+fn key(a: u8, b: u8) -> u16 {
+    u16::from(a) << 8 | u16::from(b)
+}
+
+impl Prefilter {
+    pub fn new(rules: &[Rule]) -> Prefilter {
+        let (mut floating, mut anchored) = (Vec::new(), Vec::new());
+        let mut arena = Vec::new();
+        let mut always = Vec::new();
+        for (i, rule) in rules.iter().enumerate() {
+            let Some(lits) = &rule.literals else {
+                always.push((i, rule.target));
+                continue;
+            };
+            for l in lits {
+                // Literals are at least two bytes long (literals.rs).
+                let entry = Entry {
+                    key: key(l[0], l[1]),
+                    target: rule.target,
+                    rule: i as u32,
+                    start: arena.len() as u32,
+                    len: l.len() as u32,
+                };
+                arena.extend_from_slice(l);
+                if rule.anchored { anchored.push(entry) } else { floating.push(entry) }
+            }
+        }
+        Prefilter { floating: Table::new(floating), anchored: Table::new(anchored), arena, always }
+    }
+
+    /// Pushes the rules for `target` that could match `text` (unsorted, may repeat).
+    pub fn candidates(&self, target: Target, text: &str, out: &mut Vec<usize>) {
+        out.extend(self.always.iter().filter(|(_, t)| *t == target).map(|(i, _)| *i));
+        let bytes = text.as_bytes();
+        for at in 0..bytes.len().saturating_sub(1) {
+            let k = key(bytes[at], bytes[at + 1]);
+            let tables: &[&Table] = if at == 0 { &[&self.floating, &self.anchored] } else { &[&self.floating] };
+            for table in tables {
+                for e in table.run(k) {
+                    let literal = &self.arena[e.start as usize..(e.start + e.len) as usize];
+                    if e.target == target && bytes[at..].starts_with(literal) {
+                        out.push(e.rule as usize);
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Table {
+    fn new(mut entries: Vec<Entry>) -> Table {
+        entries.sort_unstable_by_key(|e| (e.key, e.rule));
+        let size = (entries.len() * 2).next_power_of_two().max(16);
+        let mut slots = vec![Slot::default(); size];
+        let mut at = 0;
+        while at < entries.len() {
+            let k = entries[at].key;
+            let run = entries[at..].iter().take_while(|e| e.key == k).count();
+            let mut h = slot_of(k, size);
+            while slots[h].count != 0 {
+                h = (h + 1) & (size - 1);
+            }
+            slots[h] = Slot { key: k, first: at as u32, count: run as u32 };
+            at += run;
+        }
+        Table { entries, slots }
+    }
+
+    /// The entries whose literals start with the two bytes of `k`.
+    fn run(&self, k: u16) -> &[Entry] {
+        let mask = self.slots.len() - 1;
+        let mut h = slot_of(k, self.slots.len());
+        loop {
+            let s = self.slots[h];
+            if s.count == 0 {
+                return &[];
+            }
+            if s.key == k {
+                return &self.entries[s.first as usize..(s.first + s.count) as usize];
+            }
+            h = (h + 1) & mask;
+        }
+    }
+}
+
+fn slot_of(k: u16, size: usize) -> usize {
+    (usize::from(k).wrapping_mul(0x9E37_79B9)) >> 7 & (size - 1)
+}
