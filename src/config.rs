@@ -2,11 +2,10 @@
 //! user's `rules.toml` ⊕ the nearest `.cmdguard.toml` walking up ⊕ `--rules FILE`. The result is
 //! one `Policy`. Any error here is a configuration error: the command does not run (exit 78).
 
-use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use crate::rules::compile::{self, FileItems};
-use crate::rules::{Layer, Policy, Settings, Source};
+use crate::rules::{Layer, Policy, Rule, Settings, Source};
 
 pub const PROJECT_FILE: &str = ".cmdguard.toml";
 pub const SYSTEM_FILE: &str = "/etc/cmdguard/rules.toml";
@@ -86,45 +85,40 @@ pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
         sources.push(Source { layer, path: shown, loaded: true });
     }
     check_unique(&rules)?;
-    let known: HashSet<(String, String)> = rules
-        .iter()
-        .flat_map(|r| [(r.origin.file.clone(), r.id.to_string()), (r.origin.file.clone(), r.pack().to_string())])
-        .collect();
-    apply_disables(&mut rules, disables, &known)?;
+    apply_disables(&mut rules, &disables)?;
     Ok(Policy::new(rules, allows, settings, sources))
 }
 
-fn check_unique(rules: &[crate::rules::Rule]) -> Result<(), ConfigError> {
-    let mut seen: HashMap<&str, &crate::rules::Origin> = HashMap::new();
-    for r in rules {
-        if let Some(first) = seen.insert(&r.id, &r.origin) {
+fn check_unique(rules: &[Rule]) -> Result<(), ConfigError> {
+    // Built-in ids are unique (build.rs checks); only rules from files can clash.
+    for (i, r) in rules.iter().enumerate().filter(|(_, r)| r.origin.layer != Layer::Builtin) {
+        if let Some(first) = rules[..i].iter().find(|other| other.id == r.id) {
             return Err(ConfigError::new(format!(
-                "rules file {}, line {}: rule {:?} is already defined at {first}; choose another id, or disable that rule and write your own",
-                r.origin.file, r.origin.line, r.id
+                "rules file {}, line {}: rule {:?} is already defined at {}; choose another id, or disable that rule and write your own",
+                r.origin.file, r.origin.line, r.id, first.origin
             )));
         }
     }
     Ok(())
 }
 
-/// `disable = [...]` switches off built-in rules or packs, or rules of the same file; rules
-/// written in other files are restrictions someone chose and always apply.
-fn apply_disables(
-    rules: &mut Vec<crate::rules::Rule>,
-    disables: Vec<((String, usize, usize), String)>,
-    known: &HashSet<(String, String)>,
-) -> Result<(), ConfigError> {
-    for ((name, line, col), file) in disables {
-        let hits = |r: &crate::rules::Rule| {
-            (r.origin.layer == Layer::Builtin || r.origin.file == file) && (r.id == name || r.pack() == name)
-        };
-        let builtin = |f: &str| f.starts_with("rules/");
-        if !known.iter().any(|(f, n)| *n == name && (*f == file || builtin(f))) {
+/// Whether `disable = [name]` in `file` names rule `r`: built-in rules and packs, or rules of
+/// the same file. Rules written in other files are restrictions someone chose and always apply.
+fn disables(r: &Rule, name: &str, file: &str) -> bool {
+    (r.origin.layer == Layer::Builtin || r.origin.file == file) && (r.id == name || r.pack() == name)
+}
+
+fn apply_disables(rules: &mut Vec<Rule>, entries: &[((String, usize, usize), String)]) -> Result<(), ConfigError> {
+    // Every name is checked against all rules first, so two files may disable the same rule.
+    for ((name, line, col), file) in entries {
+        if !rules.iter().any(|r| disables(r, name, file)) {
             return Err(ConfigError::new(format!(
                 "rules file {file}, line {line}, column {col}: `disable` names {name:?}, which is no built-in rule or pack; see `cmdguard rules list`"
             )));
         }
-        rules.retain(|r| !hits(r));
+    }
+    if !entries.is_empty() {
+        rules.retain(|r| !entries.iter().any(|((name, ..), file)| disables(r, name, file)));
     }
     Ok(())
 }

@@ -58,13 +58,13 @@ pub fn run(global: &Global, args: &CommandArgs) -> Result<u8> {
             Unit::Line(0) => "the whole line".to_string(),
             Unit::Line(i) => format!("nested script {i}"),
         };
-        let matched = &text[h.span.0..h.span.1];
+        let matched = String::from_utf8_lossy(&text.as_bytes()[h.span.0..h.span.1]);
         let _ = writeln!(
             out,
             "  {} ({}) on {unit}: matched `{}`",
             r.id,
             crate::report::action_name(r.action),
-            escape(matched)
+            escape(&matched)
         );
         let _ = writeln!(out, "      rule at {}: {}", r.origin, r.reason);
         if let Some(a) = h.allowed_by {

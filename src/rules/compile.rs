@@ -4,12 +4,11 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use regex::Regex;
 use toml::Spanned;
 
 use super::builtin::BUILTIN_RULES;
 use super::schema::{self, RawSettings, RuleFile, Target};
-use super::{Allow, Layer, LazyRegex, Origin, Rule};
+use super::{Allow, Layer, LazyRegex, Origin, Pattern, Rule};
 use crate::config::ConfigError;
 
 /// What one rules file contributes.
@@ -57,11 +56,11 @@ impl Ctx<'_> {
         ConfigError::new(format!("rules file {}, line {line}, column {col}: {message}", self.file))
     }
 
-    fn regex(&self, id: &str, field: &str, p: &Spanned<String>) -> Result<Regex, ConfigError> {
+    fn regex(&self, id: &str, field: &str, p: &Spanned<String>) -> Result<Pattern, ConfigError> {
         if let Err(e) = super::literals::check_syntax(p.get_ref()) {
             return Err(self.err(p.span().start, format!("rule {id:?}: invalid regex in `{field}`: {e}")));
         }
-        Regex::new(p.get_ref())
+        Pattern::new(p.get_ref())
             .map_err(|e| self.err(p.span().start, format!("rule {id:?}: regex in `{field}` does not compile: {e}")))
     }
 }

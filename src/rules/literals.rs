@@ -6,9 +6,15 @@
 use regex_syntax::hir::literal::{ExtractKind, Extractor};
 use regex_syntax::hir::{Hir, HirKind, Look};
 
-/// Parses `pattern` as the `regex` crate would, returning a message on error.
+/// Parses `pattern` as rules are compiled (bytes, ASCII classes), returning a message on error.
 pub fn check_syntax(pattern: &str) -> Result<regex_syntax::hir::Hir, String> {
-    regex_syntax::ParserBuilder::new().build().parse(pattern).map_err(|e| one_line(&e.to_string()))
+    // As rules are compiled (rules::Pattern): over bytes, with ASCII classes.
+    regex_syntax::ParserBuilder::new()
+        .unicode(false)
+        .utf8(false)
+        .build()
+        .parse(pattern)
+        .map_err(|e| one_line(&e.to_string()))
 }
 
 fn one_line(message: &str) -> String {

@@ -12,8 +12,6 @@ pub mod schema;
 use std::borrow::Cow;
 use std::sync::OnceLock;
 
-use regex::Regex;
-
 pub use schema::{Action, Target};
 
 use prefilter::Prefilter;
@@ -56,11 +54,41 @@ impl std::fmt::Display for Origin {
     }
 }
 
-/// A regex compiled on first use. Syntax is checked when the rule loads.
+/// Most memory one rule's lazy DFA may use: command texts are short, and hundreds of rules must
+/// fit in a few MiB in batch runs.
+const DFA_CACHE_BYTES: usize = 256 * 1024;
+
+/// A compiled rule pattern. Rules match canonical command text (NFKC-normalized, mostly ASCII),
+/// so patterns are compiled over bytes with ASCII classes: `\s`, `\w`, `\d`, `\b` and `(?i)` are
+/// ASCII, `.` is any byte but `\n`. Unicode tables would make every compiled rule several times
+/// larger, and hundreds of rules must fit in a few MiB.
+#[derive(Debug, Clone)]
+pub struct Pattern(regex::bytes::Regex);
+
+impl Pattern {
+    pub fn new(source: &str) -> Result<Pattern, regex::Error> {
+        regex::bytes::RegexBuilder::new(source).unicode(false).dfa_size_limit(DFA_CACHE_BYTES).build().map(Pattern)
+    }
+
+    pub fn is_match(&self, text: &str) -> bool {
+        self.0.is_match(text.as_bytes())
+    }
+
+    /// The byte range of the first match (it may end inside a multi-byte character).
+    pub fn find(&self, text: &str) -> Option<(usize, usize)> {
+        self.0.find(text.as_bytes()).map(|m| (m.start(), m.end()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        self.0.as_str()
+    }
+}
+
+/// A pattern compiled on first use. Syntax is checked when the rule loads.
 #[derive(Debug)]
 pub struct LazyRegex {
     pub source: Cow<'static, str>,
-    compiled: OnceLock<Regex>,
+    compiled: OnceLock<Pattern>,
 }
 
 impl LazyRegex {
@@ -68,17 +96,18 @@ impl LazyRegex {
         LazyRegex { source, compiled: OnceLock::new() }
     }
 
-    pub fn compiled(regex: Regex) -> LazyRegex {
+    pub fn compiled(regex: Pattern) -> LazyRegex {
         let lazy = LazyRegex::new(Cow::Owned(regex.as_str().to_string()));
         let _ = lazy.compiled.set(regex);
         lazy
     }
 
-    pub fn get(&self) -> &Regex {
+    pub fn get(&self) -> &Pattern {
         // Built-in patterns were checked by build.rs and `rules test`; a failure here is an
         // internal error, which stops the command (see main's panic hook).
         self.compiled.get_or_init(|| {
-            Regex::new(&self.source).unwrap_or_else(|e| panic!("rule pattern {:?} does not compile: {e}", self.source))
+            Pattern::new(&self.source)
+                .unwrap_or_else(|e| panic!("rule pattern {:?} does not compile: {e}", self.source))
         })
     }
 }
@@ -124,7 +153,7 @@ impl Rule {
         if !re.is_match(text) {
             return None;
         }
-        let m = re.find(text)?;
+        let span = re.find(text)?;
         if self.unless.as_ref().is_some_and(|u| u.get().is_match(text)) {
             return None;
         }
@@ -143,7 +172,7 @@ impl Rule {
                 }
             }
         }
-        Some((m.start(), m.end()))
+        Some(span)
     }
 }
 
@@ -155,7 +184,7 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 #[derive(Debug)]
 pub struct Allow {
     pub command: Option<String>,
-    pub pattern: Option<Regex>,
+    pub pattern: Option<Pattern>,
     pub reason: Option<String>,
     pub origin: Origin,
 }
