@@ -89,7 +89,7 @@ pub fn conjuncts(pattern: &str) -> Vec<Vec<Vec<u8>>> {
 pub fn prefilter(pattern: &str) -> Option<(bool, Vec<Vec<u8>>)> {
     let hir = check_syntax(pattern).ok()?;
     if hir.properties().look_set_prefix().contains(Look::Start) {
-        let seq = Extractor::new().kind(ExtractKind::Prefix).extract(&hir);
+        let seq = Extractor::new().limit_class(2).kind(ExtractKind::Prefix).extract(&hir);
         if let Some(lits) =
             seq.literals().filter(|l| !l.is_empty() && l.iter().all(|l| l.as_bytes().len() >= MIN_LITERAL))
         {
@@ -113,7 +113,7 @@ pub fn required_literals(pattern: &str) -> Option<Vec<Vec<u8>>> {
     }
     for prefix in [true, false] {
         let kind = if prefix { ExtractKind::Prefix } else { ExtractKind::Suffix };
-        let mut seq = Extractor::new().kind(kind).extract(&hir);
+        let mut seq = Extractor::new().limit_class(2).kind(kind).extract(&hir);
         if prefix {
             seq.optimize_for_prefix_by_preference();
         } else {
