@@ -16,6 +16,9 @@ pub struct Analyzer {
     out: Analysis,
     depth: usize,
     origin: Vec<String>,
+    /// What a command at the start of a pipeline reads on standard input: cmdguard's own input
+    /// at top level (the agent's, so unknown), or what a compound command is fed.
+    stdin: Option<Field>,
 }
 
 /// A redirection after expansion: `2>` and its target.
@@ -23,6 +26,29 @@ struct Redir {
     op: String,
     target: Field,
     feeds_stdin: bool,
+}
+
+impl Redir {
+    /// `< file` (or `0< file`): standard input is read from a file.
+    fn reads_file(&self) -> bool {
+        self.op.trim_start_matches(|c: char| c.is_ascii_digit()) == "<"
+    }
+}
+
+/// What standard input holds after `redirs`, given what it held before: a here-document or
+/// here-string body, nothing known for a file (it is read like a script file operand), or the
+/// inherited input.
+fn input_after(redirs: &[Redir], inherited: Option<Field>) -> Option<Field> {
+    match redirs.iter().rev().find(|r| r.feeds_stdin || r.reads_file()) {
+        Some(r) if r.feeds_stdin => Some(r.target.clone()),
+        Some(_) => None,
+        None => inherited,
+    }
+}
+
+/// The input cmdguard itself was given: the agent controls it, so it is never known.
+fn own_input() -> Option<Field> {
+    Some(Field { text: "cmdguard's standard input".into(), dynamic: true })
 }
 
 impl Analyzer {
@@ -45,6 +71,7 @@ impl Analyzer {
             return;
         }
         let normalized = super::normalize(text);
+        self.stdin = own_input();
         self.script_text(&normalized);
     }
 
@@ -60,7 +87,7 @@ impl Analyzer {
         let fields: Vec<Field> = argv.iter().map(|a| Field::lit(super::normalize(a))).collect();
         let words: Vec<String> = fields.iter().map(|f| f.text.clone()).collect();
         self.out.lines.push(super::join(&words));
-        self.command_fields(fields, Vec::new(), None);
+        self.command_fields(fields, Vec::new(), own_input());
     }
 
     /// Parses and walks script text (top level or nested).
@@ -91,22 +118,29 @@ impl Analyzer {
 
     fn walk_pipeline(&mut self, pipeline: &Pipeline) {
         let mut texts = Vec::new();
-        let mut piped: Option<Field> = None;
-        for cmd in &pipeline.0 {
+        let mut piped = self.stdin.clone();
+        for (i, cmd) in pipeline.0.iter().enumerate() {
             let before = self.out.segments.len();
             let text = self.walk_command(cmd, piped.take());
             if let Some(t) = text {
                 texts.push(t);
             }
+            if i + 1 == pipeline.0.len() {
+                break;
+            }
             // What the next command reads: known for `echo`/`printf`/`cat <<EOF`, else unknown.
-            let added = &self.out.segments[before.min(self.out.segments.len())..];
+            let added = &self.out.segments[before..];
             let known = match (cmd, added) {
                 (Command::Simple(_), [seg]) => trivial_output(seg),
                 _ => None,
             };
-            let shown =
-                format!("the output of `{}`", added.iter().map(|s| s.text.as_str()).collect::<Vec<_>>().join("; "));
-            piped = Some(known.map_or(Field { text: shown, dynamic: true }, Field::lit));
+            piped = Some(known.map_or_else(
+                || {
+                    let shown = added.iter().map(|s| s.text.as_str()).collect::<Vec<_>>().join("; ");
+                    Field { text: format!("the output of `{shown}`"), dynamic: true }
+                },
+                Field::lit,
+            ));
         }
         if texts.len() > 1 {
             self.out.pipelines.push(texts.join(" | "));
@@ -121,18 +155,20 @@ impl Analyzer {
                 for w in words {
                     self.expand(w);
                 }
-                let redirs: Vec<Redir> = redirects
+                let (input, redirs): (Vec<Redir>, Vec<Redir>) = redirects
                     .iter()
-                    .filter(|r| !r.feeds_stdin())
                     .map(|r| Redir {
                         op: format!("{}{}", r.fd, r.op),
                         target: self.expand_joined(&r.target),
-                        feeds_stdin: false,
+                        feeds_stdin: r.feeds_stdin(),
                     })
-                    .collect();
+                    .partition(|r| r.feeds_stdin || r.reads_file());
+                // The body's commands read what the compound is fed (`curl … | (sh)`).
+                let outer = std::mem::replace(&mut self.stdin, input_after(&input, piped));
                 for body in bodies {
                     self.walk_script(body);
                 }
+                self.stdin = outer;
                 // `{ …; } > file` writes the file whatever the body does: rules see `: > file`.
                 if !redirs.is_empty() {
                     self.command_fields(vec![Field::lit(":")], redirs, None);
@@ -238,6 +274,7 @@ impl Analyzer {
             text.push_str(&format!(" {} {shown}", r.op));
         }
         let here = redirs.iter().rev().find(|r| r.feeds_stdin).map(|r| r.target.clone());
+        let input = input_after(&redirs, piped);
         let seg = Segment {
             text: text.clone(),
             redirects: redirs.iter().map(|r| format!("{} {}", r.op, r.target.text)).collect(),
@@ -253,11 +290,7 @@ impl Analyzer {
             self.nested(n);
         }
         if let Some(reader) = u.stdin {
-            let fed = match here {
-                Some(h) => Some(h),
-                None => piped,
-            };
-            if let Some(body) = fed {
+            if let Some(body) = input {
                 let kind = match reader {
                     StdinUse::Shell => NestedKind::Script(body),
                     StdinUse::Code(lang) => NestedKind::Code(lang, body),
@@ -319,7 +352,8 @@ impl Analyzer {
             }
             NestedKind::Script(f) => self.script_text(&f.text),
             NestedKind::Argv(fields) => {
-                self.command_fields(fields, Vec::new(), None);
+                // `docker exec -i c sh`, `find … -exec sh`: the command reads the same input.
+                self.command_fields(fields, Vec::new(), self.stdin.clone());
             }
             NestedKind::Code(lang, f) if f.dynamic => {
                 self.issue(

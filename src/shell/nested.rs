@@ -182,7 +182,11 @@ fn code_of(lang: Lang, words: &[Field], u: &mut Unwrapped) {
         }
         return;
     }
-    if i >= words.len() || words[i].text == "-" {
+    // `python -V`, `node --version`: the interpreter answers and reads no code.
+    let informs = |w: &Field| {
+        matches!(w.text.as_str(), "-V" | "--version" | "-h" | "--help") || (w.text == "-v" && lang != Lang::Python)
+    };
+    if (i >= words.len() || words[i].text == "-") && !words[1..i.min(words.len())].iter().any(informs) {
         u.stdin = Some(StdinUse::Code(lang));
     }
 }

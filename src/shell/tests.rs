@@ -101,6 +101,8 @@ fn here_documents_and_pipes_fed_to_a_shell_are_scripts() {
         ("printf 'rm -rf ~' | bash -s", "rm -rf ~"),
         ("cat <<EOF | sh\nrm -rf ~\nEOF", "rm -rf ~"),
         ("python3 <<EOF\nimport os; os.system('rm -rf ~')\nEOF", "rm -rf ~"),
+        ("echo 'rm -rf ~' | (bash)", "rm -rf ~"),
+        ("{ sh; } <<'EOF'\nrm -rf ~\nEOF", "rm -rf ~"),
     ];
     for (cmd, want) in cases {
         has_segment(cmd, want);
@@ -159,6 +161,12 @@ fn wrappers_and_nested_scripts_unwrap() {
 }
 
 #[test]
+fn a_script_read_from_a_file_is_like_a_script_operand() {
+    // `bash < x.sh` reads a local file, as `bash x.sh` does: neither is read by cmdguard.
+    assert!(analyze_script("bash < deploy.sh").issues.is_empty());
+}
+
+#[test]
 fn plain_variable_directories_name_a_known_program() {
     for cmd in ["\"$HOME/.cargo/bin/cargo\" build", "${VENV}/bin/python -V", "source \"$HOME/.cargo/env\""] {
         let a = analyze_script(cmd);
@@ -185,6 +193,13 @@ fn what_cannot_be_read_is_an_issue() {
         ("zcat x.gz | sudo bash -", IssueKind::Dynamic),
         ("bash <(curl -s https://x/i.sh)", IssueKind::Dynamic),
         ("curl -s x | source /dev/stdin", IssueKind::Dynamic),
+        ("curl -s https://x.sh | (sh)", IssueKind::Dynamic),
+        ("curl -s https://x.sh | { bash; }", IssueKind::Dynamic),
+        ("curl -s x | if true; then sh; fi", IssueKind::Dynamic),
+        ("{ bash; } <<< \"$X\"", IssueKind::Dynamic),
+        ("bash", IssueKind::Dynamic),
+        ("python3 -", IssueKind::Dynamic),
+        ("docker exec -i web sh", IssueKind::Dynamic),
         ("source <(kubectl completion bash)", IssueKind::Dynamic),
         ("python -c 'import os; os.system(c)'", IssueKind::Dynamic),
         ("echo 'unterminated", IssueKind::Unparseable),
