@@ -72,10 +72,15 @@ pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
             }
         };
         let items: FileItems = compile::parse_file(&shown, &text, layer)?;
-        if let Some(s) = items.settings {
-            if s.shell.is_some() {
-                settings.shell = s.shell;
+        if let Some(shell) = items.settings.and_then(|s| s.shell) {
+            // The shell decides what `-c STRING` means; cmdguard analyses the text as POSIX shell.
+            // A project file (which an agent can edit) must not swap in another interpreter.
+            if layer == Layer::Project {
+                return Err(ConfigError::new(format!(
+                    "rules file {shown}: `shell` may be set only in your own rules.toml or {SYSTEM_FILE}, not in a project's {PROJECT_FILE}; move it there"
+                )));
             }
+            settings.shell = Some(shell);
         }
         for d in items.disable {
             disables.push((d, shown.clone()));

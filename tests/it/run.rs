@@ -136,8 +136,13 @@ fn shell_setting_and_flag_choose_the_shell() {
     let t = TestEnv::new();
     let o = t.run(["--shell", "/bin/bash", "-c", "echo ${BASH_VERSION:+bash}"]);
     assert_eq!(stdout(&o), "bash\n");
-    t.write(".cmdguard.toml", "[settings]\nshell = \"/bin/bash\"\n");
+    t.user_rules("[settings]\nshell = \"/bin/bash\"\n");
     assert_eq!(stdout(&t.run(["-c", "echo ${BASH_VERSION:+bash}"])), "bash\n");
+    // A project file cannot choose the interpreter of the text cmdguard analysed.
+    t.write(".cmdguard.toml", "[settings]\nshell = \"/usr/bin/python3\"\n");
+    let o = t.run(["-c", "touch ran"]);
+    assert_eq!(code(&o), 78);
+    assert!(!t.exists("ran"));
 }
 
 #[test]
