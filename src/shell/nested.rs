@@ -105,8 +105,10 @@ pub fn carriers(words: &mut Vec<Field>, u: &mut Unwrapped) {
             } else {
                 // `su - root -c CMD`: options may follow `-` and the user name.
                 let at = words.iter().skip(i).position(|f| f.text == "-c" || f.text == "--command");
-                if let Some(c) = at.and_then(|n| words.get(i + n + 1)) {
-                    push(u, prog.clone(), NestedKind::Script(c.clone()));
+                match at.and_then(|n| words.get(i + n + 1)) {
+                    Some(c) => push(u, prog.clone(), NestedKind::Script(c.clone())),
+                    // No command: a shell that reads its commands from standard input.
+                    None => u.stdin = Some(StdinUse::Shell),
                 }
             }
         }

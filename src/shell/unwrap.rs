@@ -135,9 +135,13 @@ fn step(prog: &str, w: &[Field]) -> Option<Step> {
             if has(&opts, &["-l", "-v", "-V", "-e", "-K", "--list", "--validate", "--version", "--edit"]) {
                 return None;
             }
-            Some(Step::Run(skip_assignments(w, i)))
+            let i = skip_assignments(w, i);
+            Some(login_shell(w, i, &opts, &["-s", "-i", "--shell", "--login"]))
         }
-        "doas" => run(skip_options(w, 1, "uC", &[], false)),
+        "doas" => {
+            let (i, opts) = skip_options(w, 1, "uC", &[], false);
+            Some(login_shell(w, i, &opts, &["-s"]))
+        }
         "pkexec" => run(skip_options(w, 1, "", &["--user"], false)),
         "env" => {
             let (i, opts) = skip_options(
@@ -287,6 +291,12 @@ fn sub_run(w: &[Field], subs: &[&str], short_arg: &str, long_arg: &[&str]) -> Op
         Some(c) if short_arg.contains('c') => Some(Step::Script(Field::lit(c))),
         _ => Some(Step::Run(i)),
     }
+}
+
+/// `sudo -s` / `sudo -i` / `doas -s` with no command start a shell that reads its commands from
+/// standard input; with a command they run it.
+fn login_shell(w: &[Field], i: usize, opts: &[Opt], shell_flags: &[&str]) -> Step {
+    if i >= w.len() && has(opts, shell_flags) { Step::Replace(vec![Field::lit("sh")]) } else { Step::Run(i) }
 }
 
 /// `parallel CMD ::: ARGS` runs CMD with the arguments; a quoted CMD string is a script.
