@@ -143,17 +143,12 @@ impl Rule {
     /// Where in `text` the rule matches, if it fires on it. `segment` supplies the operands
     /// for per-operand conditions.
     pub fn find(&self, text: &str, segment: Option<&Segment>) -> Option<(usize, usize)> {
-        // Most candidates do not match: `is_match` answers those fastest; the span is found only
-        // for a hit.
+        // Near misses are rejected by byte searches before the regex runs (or is compiled).
         let bytes = text.as_bytes();
         if !self.conjuncts.iter().all(|set| set.iter().any(|l| contains(bytes, l))) {
             return None;
         }
-        let re = self.pattern.get();
-        if !re.is_match(text) {
-            return None;
-        }
-        let span = re.find(text)?;
+        let span = self.pattern.get().find(text)?;
         if self.unless.as_ref().is_some_and(|u| u.get().is_match(text)) {
             return None;
         }
