@@ -4,19 +4,21 @@
 #      program that only execs sh (median of N runs each, interleaved);
 #   2. `cmdguard check --batch` over a large input (commands per second, one core);
 #   3. peak memory (max RSS) of both.
-# Usage: bench/startup.sh [RUNS]   (builds the release binary first)
+# Usage: bench/startup.sh [RUNS]   (builds the release binaries first)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-500}
-# STATIC=1 measures a statically linked build (glibc static-pie), which skips the dynamic loader.
-if [ "${STATIC:-0}" = 1 ]; then
-  triple=$(rustc -vV | sed -n 's/^host: //p')
-  RUSTFLAGS="-C target-feature=+crt-static" cargo build --release --locked --quiet --target "$triple"
-  bin=$PWD/target/$triple/release/cmdguard
-else
-  cargo build --release --locked --quiet
-  bin=$PWD/target/release/cmdguard
-fi
+cargo build --release --locked --quiet
+bin=$PWD/target/release/cmdguard
+# On Linux with glibc, also a statically linked build (README, "Install"): it skips the dynamic
+# loader, which is most of the start-up left. Measured in the same run as the default build.
+static=""
+triple=$(rustc -vV | sed -n 's/^host: //p')
+case "$triple" in
+  *-linux-gnu)
+    RUSTFLAGS="-C target-feature=+crt-static" cargo build --release --locked --quiet --target "$triple"
+    static=$PWD/target/$triple/release/cmdguard ;;
+esac
 repo=$PWD
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -30,9 +32,9 @@ if command -v cc >/dev/null 2>&1; then
   floor=$work/floor
 fi
 
-python3 - "$bin" "$runs" "$floor" <<'PY'
+python3 - "$bin" "$runs" "$floor" "$static" <<'PY'
 import os, statistics, subprocess, sys, time
-bin, runs, floor = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+bin, runs, floor, static = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 def once(argv):
     t = time.perf_counter_ns()
     pid = os.posix_spawn(argv[0], argv, os.environ, file_actions=[(os.POSIX_SPAWN_OPEN, 1, "/dev/null", os.O_WRONLY, 0)])
@@ -41,6 +43,8 @@ def once(argv):
     return time.perf_counter_ns() - t
 cases = {"sh -c true": ["/bin/sh", "-c", "true"], "cmdguard -c true": [bin, "-c", "true"],
          "cmdguard check (nested, rule hit)": [bin, "check", "-c", "sudo env X=1 bash -c 'git push --force' >/dev/null; true"]}
+if static:
+    cases["cmdguard -c true (static build)"] = [static, "-c", "true"]
 if floor:
     cases["floor: C wrapper that only execs sh"] = [floor, "-c", "true"]
 for argv in cases.values():
