@@ -56,6 +56,34 @@ pub enum Sub {
     /// List, lint and test rules
     #[command(subcommand)]
     Rules(RulesCmd),
+    /// Session keys and the grants given to them ("approve for this session")
+    #[command(subcommand)]
+    Session(SessionCmd),
+    /// Review a rules file's loosening and trust its exact content (asks on the terminal)
+    Trust {
+        /// The file (default: the project's .cmdguard.toml, found walking up)
+        file: Option<PathBuf>,
+    },
+    /// Stop trusting a rules file: its allow entries and disables no longer apply
+    Untrust {
+        /// The file (default: the project's .cmdguard.toml, found walking up)
+        file: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionCmd {
+    /// Print a fresh random session key (128 bits) for a harness to pass with --session-key
+    New,
+    /// Every live session grant: session (hashed), project, rules, last use
+    List,
+    /// Remove every grant of one session
+    Revoke {
+        /// The session key, as given to --session-key
+        key: String,
+    },
+    /// Remove every grant of every session
+    Clear,
 }
 
 #[derive(Debug, Args)]

@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use crate::rules::compile::{self, FileItems};
 use crate::rules::{Layer, Policy, Rule, Settings, Source};
+use crate::state::human_duration;
+use crate::trust::TrustState;
 
 pub const PROJECT_FILE: &str = ".cmdguard.toml";
 pub const SYSTEM_FILE: &str = "/etc/cmdguard/rules.toml";
@@ -38,6 +40,16 @@ pub fn find_project_file(cwd: &Path) -> Option<PathBuf> {
     cwd.ancestors().map(|d| d.join(PROJECT_FILE)).find(|p| p.is_file())
 }
 
+/// The project a working directory belongs to: the nearest directory, walking up, that holds a
+/// `.cmdguard.toml` or a `.git`; else the working directory itself. Session grants are bound to
+/// it, and "always" creates its `.cmdguard.toml` there.
+pub fn project_root(cwd: &Path) -> PathBuf {
+    let cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+    cwd.ancestors()
+        .find(|d| d.join(PROJECT_FILE).is_file() || d.join(".git").exists())
+        .map_or_else(|| cwd.clone(), Path::to_path_buf)
+}
+
 /// The rules files to read, lowest layer first.
 pub fn source_paths(cwd: &Path, extra: &[PathBuf]) -> Vec<(Layer, PathBuf)> {
     let mut out = vec![(Layer::System, PathBuf::from(SYSTEM_FILE))];
@@ -57,41 +69,113 @@ pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
     let mut rules = compile::builtin_rules();
     let mut allows = Vec::new();
     let mut settings = Settings::default();
-    let mut sources = vec![Source { layer: Layer::Builtin, path: "rules/*.toml (compiled in)".into(), loaded: true }];
+    let mut sources = vec![Source::new(Layer::Builtin, "rules/*.toml (compiled in)".into(), true)];
     let mut disables = Vec::new();
+    let mut notices = Vec::new();
     for (layer, path) in source_paths(cwd, extra) {
         let shown = path.display().to_string();
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && layer != Layer::Cli => {
-                sources.push(Source { layer, path: shown, loaded: false });
+                sources.push(Source::new(layer, shown, false));
                 continue;
             }
             Err(e) => {
                 return Err(ConfigError::new(format!("rules file {shown}: cannot read it: {e}")));
             }
         };
-        let items: FileItems = compile::parse_file(&shown, &text, layer)?;
-        if let Some(shell) = items.settings.and_then(|s| s.shell) {
+        let mut items: FileItems = compile::parse_file(&shown, &text, layer)?;
+        if items.settings.shell.is_some() && layer == Layer::Project {
             // The shell decides what `-c STRING` means; cmdguard analyses the text as POSIX shell.
             // A project file (which an agent can edit) must not swap in another interpreter.
-            if layer == Layer::Project {
-                return Err(ConfigError::new(format!(
-                    "rules file {shown}: `shell` may be set only in your own rules.toml or {SYSTEM_FILE}, not in a project's {PROJECT_FILE}; move it there"
-                )));
-            }
-            settings.shell = Some(shell);
+            return Err(ConfigError::new(format!(
+                "rules file {shown}: `shell` may be set only in your own rules.toml or {SYSTEM_FILE}, not in a project's {PROJECT_FILE}; move it there"
+            )));
         }
+        // Disable names are checked whether or not they apply: a typo is a broken file.
+        check_disables(&rules, &items.rules, &items.disable, &shown)?;
+        let mut source = Source::new(layer, shown.clone(), true);
+        source.loosening = loosening(&items, &settings);
+        if layer.needs_trust() && !source.loosening.is_empty() {
+            let state = crate::trust::lookup(&path, text.as_bytes()).unwrap_or(TrustState::Never);
+            source.trust = Some(state);
+            if state != TrustState::Trusted {
+                notices.push(untrusted_notice(&path, state, &source.loosening));
+                items.allows.clear();
+                items.disable.clear();
+                items.settings.timeout = items.settings.timeout.map(|t| t.min(settings.timeout));
+                items.settings.session_ttl = items.settings.session_ttl.map(|t| t.min(settings.session_ttl));
+            }
+        }
+        settings.apply(&items.settings);
         for d in items.disable {
             disables.push((d, shown.clone()));
         }
         rules.extend(items.rules);
         allows.extend(items.allows);
-        sources.push(Source { layer, path: shown, loaded: true });
+        sources.push(source);
     }
     check_unique(&rules)?;
-    apply_disables(&mut rules, &disables)?;
-    Ok(Policy::new(rules, allows, settings, sources))
+    apply_disables(&mut rules, &disables);
+    let mut policy = Policy::new(rules, allows, settings, sources);
+    policy.notices = notices;
+    Ok(policy)
+}
+
+/// The settings of the layers trusted by location (built-in defaults, the admin's file, the
+/// user's): what a project file's settings are measured against.
+pub fn trusted_settings() -> Result<Settings, ConfigError> {
+    let mut settings = Settings::default();
+    let mut paths = vec![PathBuf::from(SYSTEM_FILE)];
+    paths.extend(user_config_dir().map(|d| d.join("rules.toml")));
+    for path in paths {
+        let shown = path.display().to_string();
+        match std::fs::read_to_string(&path) {
+            Ok(text) => settings.apply(&compile::parse_file(&shown, &text, Layer::User)?.settings),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(ConfigError::new(format!("rules file {shown}: cannot read it: {e}"))),
+        }
+    }
+    Ok(settings)
+}
+
+/// What a file loosens, one line per item, given the settings of the layers below it.
+pub fn loosening(items: &FileItems, below: &Settings) -> Vec<String> {
+    let mut out = Vec::new();
+    for a in &items.allows {
+        out.push(format!("line {}: allow {}", a.origin.line, a.describe()));
+    }
+    for (name, line, _) in &items.disable {
+        out.push(format!("line {line}: disable {name:?}"));
+    }
+    if let Some(t) = items.settings.timeout.filter(|t| *t > below.timeout) {
+        out.push(format!(
+            "timeout = {} (longer than the {} in force)",
+            human_duration(t),
+            human_duration(below.timeout)
+        ));
+    }
+    if let Some(t) = items.settings.session_ttl.filter(|t| *t > below.session_ttl) {
+        out.push(format!(
+            "session_ttl = {} (longer than the {} in force)",
+            human_duration(t),
+            human_duration(below.session_ttl)
+        ));
+    }
+    out
+}
+
+/// The one line every prompt and `check` shows for a file whose loosening is ignored.
+fn untrusted_notice(path: &Path, state: TrustState, loosening: &[String]) -> String {
+    let shown = crate::term::escape(&path.display().to_string());
+    let what = match loosening.len() {
+        1 => "1 loosening entry".to_string(),
+        n => format!("{n} loosening entries"),
+    };
+    let why = if state == TrustState::Changed { "changed since you trusted it" } else { "is not trusted" };
+    format!(
+        "{shown} {why}: its {what} (allow, disable, longer timeouts) are ignored; review it with `cmdguard trust {shown}`"
+    )
 }
 
 fn check_unique(rules: &[Rule]) -> Result<(), ConfigError> {
@@ -113,17 +197,24 @@ fn disables(r: &Rule, name: &str, file: &str) -> bool {
     (r.origin.layer == Layer::Builtin || r.origin.file == file) && (r.id == name || r.pack() == name)
 }
 
-fn apply_disables(rules: &mut Vec<Rule>, entries: &[((String, usize, usize), String)]) -> Result<(), ConfigError> {
-    // Every name is checked against all rules first, so two files may disable the same rule.
-    for ((name, line, col), file) in entries {
-        if !rules.iter().any(|r| disables(r, name, file)) {
+fn check_disables(
+    below: &[Rule],
+    own: &[Rule],
+    entries: &[(String, usize, usize)],
+    file: &str,
+) -> Result<(), ConfigError> {
+    for (name, line, col) in entries {
+        if !below.iter().chain(own).any(|r| disables(r, name, file)) {
             return Err(ConfigError::new(format!(
                 "rules file {file}, line {line}, column {col}: `disable` names {name:?}, which is no built-in rule or pack; see `cmdguard rules list`"
             )));
         }
     }
+    Ok(())
+}
+
+fn apply_disables(rules: &mut Vec<Rule>, entries: &[((String, usize, usize), String)]) {
     if !entries.is_empty() {
         rules.retain(|r| !entries.iter().any(|((name, ..), file)| disables(r, name, file)));
     }
-    Ok(())
 }

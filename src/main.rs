@@ -14,6 +14,7 @@ fn main() -> ExitCode {
 fn guarded_main() -> u8 {
     // An internal error must never let a command through: report it and exit "not run".
     std::panic::set_hook(Box::new(|info| {
+        cmdguard::prompt::restore_terminal();
         eprintln!("cmdguard: internal error, the command was not run: {info}");
         std::process::exit(i32::from(exit::NOT_RUN));
     }));
@@ -50,6 +51,9 @@ fn run(cli: &Cli) -> anyhow::Result<u8> {
         Some(Sub::Check(args)) => cmd::check::run(&cli.global, args),
         Some(Sub::Explain(args)) => cmd::explain::run(&cli.global, args),
         Some(Sub::Rules(r)) => cmd::rules::run(&cli.global, r),
+        Some(Sub::Session(s)) => cmd::session::run(&cli.global, s),
+        Some(Sub::Trust { file }) => cmd::trust::trust(&cli.global, file.as_deref()),
+        Some(Sub::Untrust { file }) => cmd::trust::untrust(&cli.global, file.as_deref()),
         None => cmd::run::run(&cli.global, cmd::job(&cli.command)?),
     }
 }

@@ -3,24 +3,45 @@
 
 use serde_json::json;
 
-use crate::decide::{Decision, Verdict};
+use crate::audit::DecidedBy;
+use crate::decide::Decision;
 use crate::rules::Policy;
 use crate::term::escape;
 
 const INSTRUCTION: &str = "Do not run this command again, or any variation of it, to get around this. Tell the user what you wanted to do and ask them to run it or approve it.";
 
-/// Who or what decided not to run the command.
-pub fn decided_by(decision: &Decision) -> &'static str {
-    match decision.verdict {
-        Verdict::Deny => "a deny rule: this command is never run by cmdguard",
-        _ => {
-            "the rules: it needs approval by the user, and this cmdguard has no way to ask (interactive approval is not available in this version)"
-        }
+/// Why a command was not run.
+pub struct NotRun<'a> {
+    pub by: DecidedBy,
+    /// More about what happened (why there was no terminal, which signal).
+    pub detail: Option<&'a str>,
+    /// The user's own words for the agent.
+    pub reason: Option<&'a str>,
+    /// How a human can still run it (given when nobody could be asked).
+    pub hint: Option<&'a str>,
+}
+
+impl NotRun<'_> {
+    pub fn by(by: DecidedBy) -> NotRun<'static> {
+        NotRun { by, detail: None, reason: None, hint: None }
+    }
+}
+
+/// Who or what decided not to run the command, in words.
+pub fn decided_by(not_run: &NotRun<'_>) -> String {
+    let detail = not_run.detail.unwrap_or("");
+    match not_run.by {
+        DecidedBy::Rule => "a deny rule: this command is never run by cmdguard".into(),
+        DecidedBy::Prompt => "the user, at the prompt: they denied it".into(),
+        DecidedBy::Timeout => "nobody answered the approval prompt in time, so it was denied".into(),
+        DecidedBy::NoTerminal => format!("nobody could be asked ({detail}); this command needs a human's approval"),
+        DecidedBy::Signal => format!("the approval prompt was interrupted ({detail}), so it was denied"),
+        DecidedBy::SessionGrant | DecidedBy::AllowEntry => "an approval (this message should not appear)".into(),
     }
 }
 
 /// The refusal message for stderr.
-pub fn refusal(command: &str, policy: &Policy, decision: &Decision, json: bool) -> String {
+pub fn refusal(command: &str, policy: &Policy, decision: &Decision, json: bool, not_run: &NotRun<'_>) -> String {
     let hits: Vec<_> = decision.hits.iter().filter(|h| h.allowed_by.is_none()).collect();
     if json {
         let rules: Vec<_> = hits
@@ -35,7 +56,10 @@ pub fn refusal(command: &str, policy: &Policy, decision: &Decision, json: bool) 
             "cmdguard": "not-run",
             "command": command,
             "verdict": decision.verdict.name(),
-            "decided_by": decided_by(decision),
+            "decided_by": not_run.by.name(),
+            "decided_by_text": decided_by(not_run),
+            "user_reason": not_run.reason,
+            "how_to_run": not_run.hint,
             "rules": rules,
             "concerns": concerns,
             "instruction": INSTRUCTION,
@@ -58,7 +82,13 @@ pub fn refusal(command: &str, policy: &Policy, decision: &Decision, json: bool) 
     for c in &decision.concerns {
         out.push_str(&format!("  {}: {}\n", c.id, escape(&c.detail)));
     }
-    out.push_str(&format!("  decided by: {}\n", decided_by(decision)));
+    out.push_str(&format!("  decided by: {}\n", decided_by(not_run)));
+    if let Some(r) = not_run.reason {
+        out.push_str(&format!("  the user's reason: {}\n", escape(r)));
+    }
+    if let Some(h) = not_run.hint {
+        out.push_str(&format!("  how a human can run it: {}\n", escape(h)));
+    }
     out.push_str(INSTRUCTION);
     out
 }

@@ -15,6 +15,7 @@ use crate::term::escape;
 pub fn run(global: &Global, args: &CheckArgs) -> Result<u8> {
     if args.batch {
         let policy = super::policy(global)?;
+        notices(&policy);
         return batch(&policy);
     }
     let job = super::job(&args.command)?;
@@ -22,8 +23,13 @@ pub fn run(global: &Global, args: &CheckArgs) -> Result<u8> {
     let decision = decide(&policy, &job.analyze());
     let command = job.text();
     if global.json {
-        println!("{}", serde_json::to_string(&record(&command, &policy, &decision))?);
+        let mut rec = serde_json::to_value(record(&command, &policy, &decision))?;
+        if !policy.notices.is_empty() {
+            rec["notices"] = serde_json::json!(policy.notices);
+        }
+        println!("{rec}");
     } else {
+        notices(&policy);
         print!("{}", human(&command, &policy, &decision));
     }
     Ok(match decision.verdict {
@@ -31,6 +37,13 @@ pub fn run(global: &Global, args: &CheckArgs) -> Result<u8> {
         Verdict::Ask => 1,
         Verdict::Deny => 2,
     })
+}
+
+/// Files whose loosening is ignored, one line each, on stderr (stdout keeps its format).
+fn notices(policy: &Policy) {
+    for n in &policy.notices {
+        eprintln!("cmdguard: note: {n}");
+    }
 }
 
 /// One verdict as JSON: the command, the verdict, and the ids of the rules that decided it.

@@ -7,7 +7,10 @@ use std::fmt::Write as _;
 use anyhow::Result;
 
 use crate::cli::{CommandArgs, Global};
-use crate::decide::{Unit, decide, unit_text};
+use crate::decide::{Decision, Unit, decide, unit_text};
+use crate::exec::Job;
+use crate::rules::Policy;
+use crate::shell::Analysis;
 use crate::term::escape;
 
 pub fn run(global: &Global, args: &CommandArgs) -> Result<u8> {
@@ -15,6 +18,12 @@ pub fn run(global: &Global, args: &CommandArgs) -> Result<u8> {
     let policy = super::policy(global)?;
     let analysis = job.analyze();
     let decision = decide(&policy, &analysis);
+    print!("{}", trace(&policy, &job, &analysis, &decision));
+    Ok(0)
+}
+
+/// The analysis trace, as `explain` prints it and the prompt's `e` shows it.
+pub fn trace(policy: &Policy, job: &Job, analysis: &Analysis, decision: &Decision) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "command:     {}", escape(&job.text()));
     if let Some(line) = analysis.lines.first() {
@@ -51,7 +60,7 @@ pub fn run(global: &Global, args: &CommandArgs) -> Result<u8> {
     }
     for h in &decision.hits {
         let r = &policy.rules[h.rule];
-        let text = unit_text(&analysis, h.unit);
+        let text = unit_text(analysis, h.unit);
         let unit = match h.unit {
             Unit::Segment(i) => format!("segment [{}]", i + 1),
             Unit::Pipeline(i) => format!("pipeline [{}]", i + 1),
@@ -74,7 +83,9 @@ pub fn run(global: &Global, args: &CommandArgs) -> Result<u8> {
     for c in &decision.concerns {
         let _ = writeln!(out, "  {}: {}", c.id, escape(&c.detail));
     }
+    for n in &policy.notices {
+        let _ = writeln!(out, "  note: {n}");
+    }
     let _ = writeln!(out, "\nverdict: {}", decision.verdict.name());
-    print!("{out}");
-    Ok(0)
+    out
 }

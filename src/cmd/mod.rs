@@ -4,6 +4,8 @@ pub mod check;
 pub mod explain;
 pub mod rules;
 pub mod run;
+pub mod session;
+pub mod trust;
 
 use std::path::PathBuf;
 

@@ -1,30 +1,253 @@
-//! The wrapper: analyse, decide, then exec the command or refuse with exit 77.
+//! The wrapper: analyse, decide, then exec the command or refuse with exit 77. An `ask` verdict
+//! passes if the session's grants cover it, else asks the user on the terminal; every decision
+//! that something made is written to the audit log before cmdguard execs or exits.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::Result;
 
+use crate::audit::{self, DecidedBy};
 use crate::cli::Global;
-use crate::decide::{Verdict, decide};
+use crate::decide::{Decision, Verdict, decide, unit_text};
 use crate::exec::{self, Job};
-use crate::exit;
+use crate::prompt::{self, Answer, RuleLine};
+use crate::report::{self, NotRun};
+use crate::rules::{Action, Policy};
+use crate::session::{self, Need};
+use crate::shell::Analysis;
+use crate::{exit, state};
 
-pub fn run(global: &Global, job: Job) -> Result<u8> {
-    let policy = super::policy(global)?;
-    let analysis = job.analyze();
-    let decision = decide(&policy, &analysis);
-    match decision.verdict {
-        Verdict::Pass | Verdict::Allow => {
-            let shell = global
-                .shell
-                .clone()
-                .or_else(|| policy.settings.shell.as_ref().map(PathBuf::from))
-                .unwrap_or_else(|| PathBuf::from("/bin/sh"));
-            Ok(exec::exec(&job, &shell))
-        }
-        Verdict::Ask | Verdict::Deny => {
-            eprintln!("{}", crate::report::refusal(&job.text(), &policy, &decision, global.json));
-            Ok(exit::NOT_RUN)
+/// One invocation's facts, for the audit log and the prompt.
+pub struct Invocation<'a> {
+    pub global: &'a Global,
+    pub job: &'a Job,
+    pub command: String,
+    pub cwd: PathBuf,
+    pub project: PathBuf,
+}
+
+impl Invocation<'_> {
+    fn record(&self, policy: &Policy, decision: &Decision, by: DecidedBy, ran: bool) -> audit::Record {
+        let now = state::now();
+        audit::Record {
+            time: state::rfc3339(now),
+            ts: now,
+            session: self.global.session_key.as_deref().map(state::key_hash),
+            project: self.project.display().to_string(),
+            cwd: self.cwd.display().to_string(),
+            command: self.command.clone(),
+            verdict: decision.verdict.name().to_string(),
+            ran,
+            decided_by: by,
+            choice: None,
+            rules: decision.rule_ids(policy).into_iter().map(String::from).collect(),
+            reason: None,
+            pid: std::process::id(),
         }
     }
+}
+
+fn log(record: &audit::Record) {
+    if let Err(e) = audit::append(record) {
+        eprintln!("cmdguard: warning: could not write the audit log: {e:#}");
+    }
+}
+
+pub fn run(global: &Global, job: Job) -> Result<u8> {
+    let cwd = super::cwd()?;
+    let policy = crate::config::load(&cwd, &global.rules)?;
+    let analysis = job.analyze();
+    let decision = decide(&policy, &analysis);
+    if decision.verdict == Verdict::Pass {
+        return Ok(exec_job(global, &policy, &job));
+    }
+    let inv = Invocation { global, job: &job, command: job.text(), project: crate::config::project_root(&cwd), cwd };
+    match decision.verdict {
+        Verdict::Pass => unreachable!("handled above"),
+        Verdict::Allow => {
+            log(&inv.record(&policy, &decision, DecidedBy::AllowEntry, true));
+            Ok(exec_job(global, &policy, &job))
+        }
+        Verdict::Deny => {
+            log(&inv.record(&policy, &decision, DecidedBy::Rule, false));
+            refuse(&inv, &policy, &decision, &NotRun::by(DecidedBy::Rule))
+        }
+        Verdict::Ask => ask(&inv, &policy, &analysis, &decision),
+    }
+}
+
+fn exec_job(global: &Global, policy: &Policy, job: &Job) -> u8 {
+    let shell = global
+        .shell
+        .clone()
+        .or_else(|| policy.settings.shell.as_ref().map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from("/bin/sh"));
+    exec::exec(job, &shell)
+}
+
+fn refuse(inv: &Invocation<'_>, policy: &Policy, decision: &Decision, not_run: &NotRun<'_>) -> Result<u8> {
+    eprintln!("{}", report::refusal(&inv.command, policy, decision, inv.global.json, not_run));
+    Ok(exit::NOT_RUN)
+}
+
+/// What a session grant must cover for this decision to pass.
+pub fn need(policy: &Policy, decision: &Decision, command: &str) -> Need {
+    let mut rules: Vec<String> = Vec::new();
+    for h in decision.hits.iter().filter(|h| h.allowed_by.is_none()) {
+        let id = policy.rules[h.rule].id.to_string();
+        if !rules.contains(&id) {
+            rules.push(id);
+        }
+    }
+    Need { rules, command: (!decision.concerns.is_empty()).then(|| command.to_string()) }
+}
+
+/// The texts an "always" answer writes as allow entries: each unit that asks.
+pub fn always_entries(policy: &Policy, analysis: &Analysis, decision: &Decision) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for h in decision.hits.iter().filter(|h| h.allowed_by.is_none() && policy.rules[h.rule].action == Action::Ask) {
+        let text = unit_text(analysis, h.unit).to_string();
+        if !out.contains(&text) {
+            out.push(text);
+        }
+    }
+    out
+}
+
+/// The command a human can type to run this in their own terminal.
+pub fn approve_hint(inv: &Invocation<'_>) -> String {
+    let key = inv.global.session_key.as_deref().map(|k| format!("--session-key {} ", crate::shell::quote(k)));
+    let key = key.unwrap_or_default();
+    match inv.job {
+        Job::Script(_) => format!("cmdguard {key}-c {}", crate::shell::quote(&inv.command)),
+        Job::Argv(_) => format!("cmdguard {key}-- {}", inv.command),
+    }
+}
+
+fn ask(inv: &Invocation<'_>, policy: &Policy, analysis: &Analysis, decision: &Decision) -> Result<u8> {
+    let need = need(policy, decision, &inv.command);
+    let ttl = policy.settings.session_ttl;
+    if let Some(key) = inv.global.session_key.as_deref() {
+        match session::covers(key, &inv.project, &need, ttl) {
+            Ok(true) => {
+                log(&inv.record(policy, decision, DecidedBy::SessionGrant, true));
+                return Ok(exec_job(inv.global, policy, inv.job));
+            }
+            Ok(false) => {}
+            Err(e) => eprintln!("cmdguard: warning: cannot read this session's grants, asking instead: {e:#}"),
+        }
+    }
+    let entries = always_entries(policy, analysis, decision);
+    let no_always = if !decision.concerns.is_empty() {
+        Some("cmdguard could not read all of this command, and an allow entry covers only what it can read")
+    } else if entries.is_empty() {
+        Some("nothing here can be covered by an allow entry")
+    } else {
+        None
+    };
+    let explain = || super::explain::trace(policy, inv.job, analysis, decision);
+    let rules = need
+        .rules
+        .iter()
+        .filter_map(|id| policy.rules.iter().find(|r| r.id == *id))
+        .map(|r| RuleLine {
+            id: r.id.to_string(),
+            reason: r.reason.to_string(),
+            tip: r.tip.as_ref().map(|t| t.to_string()),
+        })
+        .collect();
+    let cwd = inv.cwd.display().to_string();
+    let request = prompt::Request {
+        command: &inv.command,
+        cwd: &cwd,
+        session_key: inv.global.session_key.as_deref(),
+        rules,
+        concerns: decision.concerns.iter().map(|c| (c.id.to_string(), c.detail.clone())).collect(),
+        notices: &policy.notices,
+        no_always,
+        timeout: Duration::from_secs(policy.settings.timeout),
+        explain: &explain,
+    };
+    let answer = match prompt::ask(&request) {
+        Ok(a) => a,
+        Err(prompt::NoTerminal(why)) => {
+            log(&inv.record(policy, decision, DecidedBy::NoTerminal, false));
+            let hint = approve_hint(inv);
+            let not_run = NotRun { by: DecidedBy::NoTerminal, detail: Some(&why), reason: None, hint: Some(&hint) };
+            return refuse(inv, policy, decision, &not_run);
+        }
+    };
+    let mut record = inv.record(policy, decision, DecidedBy::Prompt, false);
+    let choice = match &answer {
+        Answer::Once => "once",
+        Answer::Session => "session",
+        Answer::Always => "always",
+        Answer::Deny { key: "r", .. } => "deny-with-reason",
+        Answer::Deny { .. } => "deny",
+        Answer::Timeout | Answer::Interrupted(_) => "none",
+    };
+    record.choice = Some(choice.to_string());
+    match answer {
+        Answer::Once => {}
+        Answer::Session => {
+            let key = inv.global.session_key.as_deref().expect("`s` is offered only with a session key");
+            if let Err(e) = session::grant(key, &inv.project, &need, ttl) {
+                prompt::tell(&format!("cmdguard: could not save the session grant ({e:#}); running it this once"));
+            }
+        }
+        Answer::Always => persist_always(inv, &entries),
+        Answer::Deny { reason, key } => {
+            record.reason = reason.clone();
+            log(&record);
+            let detail = format!("key {key}");
+            let not_run =
+                NotRun { by: DecidedBy::Prompt, detail: Some(&detail), reason: reason.as_deref(), hint: None };
+            return refuse(inv, policy, decision, &not_run);
+        }
+        Answer::Timeout => {
+            record.decided_by = DecidedBy::Timeout;
+            log(&record);
+            return refuse(inv, policy, decision, &NotRun::by(DecidedBy::Timeout));
+        }
+        Answer::Interrupted(why) => {
+            record.decided_by = DecidedBy::Signal;
+            log(&record);
+            let not_run = NotRun { by: DecidedBy::Signal, detail: Some(&why), reason: None, hint: None };
+            return refuse(inv, policy, decision, &not_run);
+        }
+    }
+    record.ran = true;
+    log(&record);
+    Ok(exec_job(inv.global, policy, inv.job))
+}
+
+fn persist_always(inv: &Invocation<'_>, entries: &[String]) {
+    let note = format!(
+        "Added by cmdguard on {}: \"always\" at the approval prompt{}.",
+        state::rfc3339(state::now()),
+        inv.global
+            .session_key
+            .as_deref()
+            .map(|k| format!(" (session {})", &state::key_hash(k)[..12]))
+            .unwrap_or_default()
+    );
+    match crate::always::add(&inv.cwd, entries, &note) {
+        Ok(added) if added.trusted => prompt::tell(&format!(
+            "cmdguard: {} allow {} written to {}",
+            added.new_entries,
+            if added.new_entries == 1 { "entry" } else { "entries" },
+            shown(&added.file)
+        )),
+        Ok(added) => prompt::tell(&format!(
+            "cmdguard: allow entry written to {}, but that file holds loosening you have not trusted, so it takes effect only after `cmdguard trust {}`",
+            shown(&added.file),
+            shown(&added.file)
+        )),
+        Err(e) => prompt::tell(&format!("cmdguard: could not write the allow entry ({e:#}); running it this once")),
+    }
+}
+
+fn shown(p: &Path) -> String {
+    crate::term::escape(&p.display().to_string())
 }

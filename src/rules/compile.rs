@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use toml::Spanned;
 
 use super::builtin::BUILTIN_RULES;
-use super::schema::{self, RawSettings, RuleFile, Target};
+use super::schema::{self, DurationSetting, RawSettings, RuleFile, Target};
 use super::{Allow, Layer, LazyRegex, Origin, Pattern, Rule};
 use crate::config::ConfigError;
 
@@ -18,7 +18,42 @@ pub struct FileItems {
     pub allows: Vec<Allow>,
     /// Rule ids or pack names to switch off, with the line they were written on.
     pub disable: Vec<(String, usize, usize)>,
-    pub settings: Option<RawSettings>,
+    pub settings: FileSettings,
+}
+
+/// The settings one file writes, checked.
+#[derive(Debug, Default, Clone)]
+pub struct FileSettings {
+    pub shell: Option<String>,
+    /// Prompt timeout in seconds.
+    pub timeout: Option<u64>,
+    /// Session grant lifetime without use, in seconds.
+    pub session_ttl: Option<u64>,
+}
+
+impl FileSettings {
+    fn from_raw(cx: &Ctx<'_>, raw: Option<RawSettings>) -> Result<FileSettings, ConfigError> {
+        let Some(raw) = raw else { return Ok(FileSettings::default()) };
+        let duration = |name: &str, v: Option<Spanned<DurationSetting>>| -> Result<Option<u64>, ConfigError> {
+            let Some(v) = v else { return Ok(None) };
+            let secs = match v.get_ref() {
+                DurationSetting::Seconds(n) => Some(*n),
+                DurationSetting::Text(t) => crate::state::parse_duration(t),
+            };
+            match secs {
+                Some(n) if n > 0 => Ok(Some(n)),
+                _ => Err(cx.err(
+                    v.span().start,
+                    format!("setting `{name}`: write a positive number of seconds or a duration like \"90s\", \"2m\", \"8h\""),
+                )),
+            }
+        };
+        Ok(FileSettings {
+            shell: raw.shell,
+            timeout: duration("timeout", raw.timeout)?,
+            session_ttl: duration("session_ttl", raw.session_ttl)?,
+        })
+    }
 }
 
 /// The built-in packs as rules.
@@ -77,7 +112,7 @@ pub fn parse_file(file: &str, text: &str, layer: Layer) -> Result<FileItems, Con
     let cx = Ctx { file, text };
     let raw: RuleFile = toml::from_str(text)
         .map_err(|e| cx.err(e.span().map_or(0, |s| s.start), e.message().trim_end().to_string()))?;
-    let mut items = FileItems { settings: raw.settings, ..FileItems::default() };
+    let mut items = FileItems { settings: FileSettings::from_raw(&cx, raw.settings)?, ..FileItems::default() };
     let mut seen = HashSet::new();
     for r in raw.rules {
         let id = r.id.get_ref().clone();

@@ -29,6 +29,13 @@ pub enum Layer {
 }
 
 impl Layer {
+    /// Whether a file of this layer loosens the rules only while trusted. The user's own file
+    /// and the admin's are trusted by where they live; a project file can be written by anyone
+    /// with access to the repository (an agent included), and `--rules` by whoever writes argv.
+    pub fn needs_trust(self) -> bool {
+        matches!(self, Layer::Project | Layer::Cli)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Layer::Builtin => "built-in",
@@ -152,19 +159,20 @@ impl Rule {
         if self.unless.as_ref().is_some_and(|u| u.get().is_match(text)) {
             return None;
         }
-        if let Some(seg) = segment {
-            if self.operand.is_some() || self.unless_operand.is_some() {
-                let operands = seg.operands();
-                if let Some(o) = &self.operand {
-                    if !operands.iter().any(|w| o.get().is_match(w)) {
-                        return None;
-                    }
-                }
-                if let Some(u) = &self.unless_operand {
-                    if !operands.is_empty() && operands.iter().all(|w| u.get().is_match(w)) {
-                        return None;
-                    }
-                }
+        if let Some(seg) = segment
+            && (self.operand.is_some() || self.unless_operand.is_some())
+        {
+            let operands = seg.operands();
+            if let Some(o) = &self.operand
+                && !operands.iter().any(|w| o.get().is_match(w))
+            {
+                return None;
+            }
+            if let Some(u) = &self.unless_operand
+                && !operands.is_empty()
+                && operands.iter().all(|w| u.get().is_match(w))
+            {
+                return None;
             }
         }
         Some(span)
@@ -200,9 +208,34 @@ impl Allow {
 }
 
 /// Settings after layering.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Settings {
     pub shell: Option<String>,
+    /// Seconds the prompt waits before it denies.
+    pub timeout: u64,
+    /// Seconds a session grant lasts without use.
+    pub session_ttl: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings { shell: None, timeout: 120, session_ttl: 8 * 3600 }
+    }
+}
+
+impl Settings {
+    /// Layers one file's settings over these, key by key.
+    pub fn apply(&mut self, file: &compile::FileSettings) {
+        if let Some(s) = &file.shell {
+            self.shell = Some(s.clone());
+        }
+        if let Some(t) = file.timeout {
+            self.timeout = t;
+        }
+        if let Some(t) = file.session_ttl {
+            self.session_ttl = t;
+        }
+    }
 }
 
 /// One rules file that was looked for.
@@ -211,6 +244,16 @@ pub struct Source {
     pub layer: Layer,
     pub path: String,
     pub loaded: bool,
+    /// What the file loosens (allow entries, disables, longer timeouts), one line each.
+    pub loosening: Vec<String>,
+    /// For files that need trust and loosen something: whether their bytes are trusted.
+    pub trust: Option<crate::trust::TrustState>,
+}
+
+impl Source {
+    pub fn new(layer: Layer, path: String, loaded: bool) -> Source {
+        Source { layer, path, loaded, loosening: Vec::new(), trust: None }
+    }
 }
 
 /// Every rule and allow entry in force, with the prefilter that picks candidates.
@@ -219,13 +262,15 @@ pub struct Policy {
     pub allows: Vec<Allow>,
     pub settings: Settings,
     pub sources: Vec<Source>,
+    /// One line each about files whose loosening is ignored (not trusted, or changed since).
+    pub notices: Vec<String>,
     prefilter: Prefilter,
 }
 
 impl Policy {
     pub fn new(rules: Vec<Rule>, allows: Vec<Allow>, settings: Settings, sources: Vec<Source>) -> Policy {
         let prefilter = Prefilter::new(&rules);
-        Policy { rules, allows, settings, sources, prefilter }
+        Policy { rules, allows, settings, sources, notices: Vec::new(), prefilter }
     }
 
     /// Indexes of the rules for `target` that could match `text`, in rule order.

@@ -27,6 +27,18 @@ pub struct RuleFile {
 pub struct RawSettings {
     /// The shell that runs `-c STRING` (default `/bin/sh`).
     pub shell: Option<String>,
+    /// How long the prompt waits for an answer before it denies (seconds, or `90s`, `2m`).
+    pub timeout: Option<Spanned<DurationSetting>>,
+    /// How long a session grant lasts without use (seconds, or `8h`, `30m`).
+    pub session_ttl: Option<Spanned<DurationSetting>>,
+}
+
+/// A duration as written: a number of seconds or a string like `"8h"` or `"1h30m"`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum DurationSetting {
+    Seconds(u64),
+    Text(String),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

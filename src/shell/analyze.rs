@@ -289,14 +289,14 @@ impl Analyzer {
         for n in u.nested {
             self.nested(n);
         }
-        if let Some(reader) = u.stdin {
-            if let Some(body) = input {
-                let kind = match reader {
-                    StdinUse::Shell => NestedKind::Script(body),
-                    StdinUse::Code(lang) => NestedKind::Code(lang, body),
-                };
-                self.nested(Nested { origin: format!("{} reading its input", u.words[0].text), kind });
-            }
+        if let Some(reader) = u.stdin
+            && let Some(body) = input
+        {
+            let kind = match reader {
+                StdinUse::Shell => NestedKind::Script(body),
+                StdinUse::Code(lang) => NestedKind::Code(lang, body),
+            };
+            self.nested(Nested { origin: format!("{} reading its input", u.words[0].text), kind });
         }
         Some(text)
     }

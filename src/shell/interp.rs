@@ -127,19 +127,22 @@ pub fn extract(lang: Lang, code: &str) -> Vec<NestedKind> {
                 }
             }
         }
-        if matches!(lang, Lang::Perl | Lang::Ruby | Lang::Php) && c == '`' {
-            if let Some((s, end)) = read_string(&chars, i) {
-                out.push(NestedKind::Script(Field::lit(s)));
-                i = end;
-                continue;
-            }
+        if matches!(lang, Lang::Perl | Lang::Ruby | Lang::Php)
+            && c == '`'
+            && let Some((s, end)) = read_string(&chars, i)
+        {
+            out.push(NestedKind::Script(Field::lit(s)));
+            i = end;
+            continue;
         }
-        if c == '%' && lang == Lang::Ruby && chars.get(i + 1) == Some(&'x') {
-            if let Some((s, end)) = read_delimited(&chars, i + 2) {
-                out.push(NestedKind::Script(Field::lit(s)));
-                i = end;
-                continue;
-            }
+        if c == '%'
+            && lang == Lang::Ruby
+            && chars.get(i + 1) == Some(&'x')
+            && let Some((s, end)) = read_delimited(&chars, i + 2)
+        {
+            out.push(NestedKind::Script(Field::lit(s)));
+            i = end;
+            continue;
         }
         let starts_ident = (c.is_alphabetic() || c == '_' || c == '$')
             && (i == 0 || !(chars[i - 1].is_alphanumeric() || chars[i - 1] == '_'));

@@ -340,15 +340,15 @@ fn git_globals(words: &mut Vec<Field>, u: &mut Unwrapped) {
         let takes_value = with_value.contains(&w.as_str());
         let value = if takes_value { words.get(i + 1).map(|f| f.text.clone()) } else { None };
         let setting = value.as_deref().or_else(|| w.strip_prefix("-c"));
-        if w == "-c" {
-            if let Some((key, cmd)) = setting.and_then(|s| s.split_once('=')) {
-                match (key.strip_prefix("alias."), cmd.strip_prefix('!')) {
-                    (Some(_), Some(script)) => u
-                        .nested
-                        .push(Nested { origin: format!("git {key}"), kind: NestedKind::Script(Field::lit(script)) }),
-                    (Some(name), None) => aliases.push((name.to_string(), cmd.to_string())),
-                    _ => {}
+        if w == "-c"
+            && let Some((key, cmd)) = setting.and_then(|s| s.split_once('='))
+        {
+            match (key.strip_prefix("alias."), cmd.strip_prefix('!')) {
+                (Some(_), Some(script)) => {
+                    u.nested.push(Nested { origin: format!("git {key}"), kind: NestedKind::Script(Field::lit(script)) })
                 }
+                (Some(name), None) => aliases.push((name.to_string(), cmd.to_string())),
+                _ => {}
             }
         }
         removed.push(w.clone());
@@ -368,15 +368,15 @@ fn git_globals(words: &mut Vec<Field>, u: &mut Unwrapped) {
         words.splice(1..2, value.split_whitespace().map(Field::lit));
     }
     // `git submodule foreach CMD` runs CMD through a shell in every submodule.
-    if words.get(1).is_some_and(|f| f.text == "submodule") {
-        if let Some(at) = words.iter().position(|f| f.text == "foreach") {
-            let (start, _) = skip_options(words, at + 1, "", &[], false);
-            if start < words.len() {
-                u.nested.push(Nested {
-                    origin: "git submodule foreach".into(),
-                    kind: NestedKind::Script(script_of(&words[start..])),
-                });
-            }
+    if words.get(1).is_some_and(|f| f.text == "submodule")
+        && let Some(at) = words.iter().position(|f| f.text == "foreach")
+    {
+        let (start, _) = skip_options(words, at + 1, "", &[], false);
+        if start < words.len() {
+            u.nested.push(Nested {
+                origin: "git submodule foreach".into(),
+                kind: NestedKind::Script(script_of(&words[start..])),
+            });
         }
     }
 }

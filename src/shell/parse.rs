@@ -332,11 +332,11 @@ impl Parser {
                 self.pos = save;
             }
             let Some(word) = self.word()? else { break };
-            if cmd.words.is_empty() {
-                if let Some(assign) = super::word::as_assignment(&word) {
-                    cmd.assigns.push(assign);
-                    continue;
-                }
+            if cmd.words.is_empty()
+                && let Some(assign) = super::word::as_assignment(&word)
+            {
+                cmd.assigns.push(assign);
+                continue;
             }
             cmd.words.push(word);
         }

@@ -10,11 +10,11 @@ fn is_meta(c: char) -> bool {
 
 /// Adds literal text to a word, merging with a previous literal of the same quoting.
 fn push_lit(parts: &mut Vec<Part>, s: &str, quoted: bool) {
-    if let Some(Part::Lit { text, quoted: q }) = parts.last_mut() {
-        if *q == quoted {
-            text.push_str(s);
-            return;
-        }
+    if let Some(Part::Lit { text, quoted: q }) = parts.last_mut()
+        && *q == quoted
+    {
+        text.push_str(s);
+        return;
     }
     parts.push(Part::Lit { text: s.to_string(), quoted });
 }

@@ -35,7 +35,7 @@ fn check_json_and_batch() {
 #[test]
 fn allow_shows_in_check() {
     let t = TestEnv::new();
-    t.write(".cmdguard.toml", "[[allow]]\ncommand = \"git push --force origin wip\"\nreason = \"my branch\"\n");
+    t.user_rules("[[allow]]\ncommand = \"git push --force origin wip\"\nreason = \"my branch\"\n");
     let o = t.run(["check", "-c", "git push --force origin wip"]);
     assert_eq!(code(&o), 0);
     assert!(stdout(&o).starts_with("allow:"), "{}", stdout(&o));

@@ -1,6 +1,7 @@
 //! `TestEnv`: a temporary HOME, XDG config dir and project directory; runs the real binary.
 
 use std::ffi::OsStr;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -40,6 +41,15 @@ impl TestEnv {
         S: AsRef<OsStr>,
     {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_cmdguard"));
+        // No controlling terminal unless a test attaches one: cmdguard must never prompt
+        // whoever runs the test suite.
+        // SAFETY: setsid is async-signal-safe.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::setsid();
+                Ok(())
+            });
+        }
         cmd.args(args)
             .current_dir(&self.project)
             .env("HOME", &self.home)
@@ -64,6 +74,17 @@ impl TestEnv {
             self.command(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
         child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
         child.wait_with_output().unwrap()
+    }
+
+    /// The state directory cmdguard uses under this environment.
+    pub fn state_dir(&self) -> PathBuf {
+        self.home.join(".local/state/cmdguard")
+    }
+
+    /// The audit log's records.
+    pub fn audit(&self) -> Vec<serde_json::Value> {
+        let text = std::fs::read_to_string(self.state_dir().join("audit.jsonl")).unwrap_or_default();
+        text.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad audit line {l:?}: {e}"))).collect()
     }
 
     pub fn exists(&self, rel: &str) -> bool {

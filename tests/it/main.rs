@@ -1,9 +1,12 @@
 //! Integration tests: the real binary, driven through `TestEnv` (a private HOME, config and
 //! working directory per test). One test binary for the whole suite keeps builds lean.
 
+mod approval;
 mod check;
 mod corpus;
 mod env;
+mod grants;
 mod packs_doc;
+mod pty;
 mod rules_cmd;
 mod run;

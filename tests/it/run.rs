@@ -148,10 +148,7 @@ fn shell_setting_and_flag_choose_the_shell() {
 #[test]
 fn allow_entries_cover_only_their_segment() {
     let t = TestEnv::new();
-    t.write(
-        ".cmdguard.toml",
-        "[[allow]]\ncommand = \"git push --force origin feature\"\n\n[[allow]]\npattern = '^rm -rf '\n",
-    );
+    t.user_rules("[[allow]]\ncommand = \"git push --force origin feature\"\n\n[[allow]]\npattern = '^rm -rf '\n");
     let o = t.run(["check", "-c", "git push --force origin feature"]);
     assert!(stdout(&o).starts_with("allow:"), "{}", stdout(&o));
     // Allowed commands run: the allow pattern lets this one through to the shell.
@@ -164,8 +161,9 @@ fn allow_entries_cover_only_their_segment() {
 #[test]
 fn disable_switches_off_builtin_rules() {
     let t = TestEnv::new();
-    t.write(".cmdguard.toml", "disable = [\"git.reset-hard\"]\n");
+    t.user_rules("disable = [\"git.reset-hard\"]\n");
     assert_eq!(code(&t.run(["-c", "git reset --hard -q 2>/dev/null; true"])), 0);
+    t.user_rules("");
     t.write(".cmdguard.toml", "disable = [\"git.no-such-rule\"]\n");
     let o = t.run(["-c", "true"]);
     assert_eq!(code(&o), 78);

@@ -1,0 +1,102 @@
+//! `audit.jsonl` in the state directory: one JSON object per decision that something made —
+//! a rule, the user at the prompt, a session grant, an allow entry, a timeout, the lack of a
+//! terminal. Commands that matched no rule are not recorded. Each record is one `write` to a
+//! file opened for appending, under an exclusive lock, so concurrent processes never interleave
+//! or lose lines.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+
+use crate::state;
+
+pub const FILE: &str = "audit.jsonl";
+
+/// Who or what decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DecidedBy {
+    /// A deny rule (the command is never run).
+    Rule,
+    /// The user, at the prompt.
+    Prompt,
+    /// A grant given earlier for this session.
+    SessionGrant,
+    /// An `[[allow]]` entry.
+    AllowEntry,
+    /// Nobody answered in time.
+    Timeout,
+    /// No terminal to ask on.
+    NoTerminal,
+    /// cmdguard was stopped by a signal while asking.
+    Signal,
+}
+
+impl DecidedBy {
+    pub fn name(self) -> &'static str {
+        match self {
+            DecidedBy::Rule => "rule",
+            DecidedBy::Prompt => "prompt",
+            DecidedBy::SessionGrant => "session-grant",
+            DecidedBy::AllowEntry => "allow-entry",
+            DecidedBy::Timeout => "timeout",
+            DecidedBy::NoTerminal => "no-terminal",
+            DecidedBy::Signal => "signal",
+        }
+    }
+}
+
+/// One decision.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Record {
+    /// RFC 3339 UTC.
+    pub time: String,
+    /// Seconds since the epoch (for filtering).
+    pub ts: u64,
+    /// Hash of the session key, if one was given (never the key itself).
+    pub session: Option<String>,
+    pub project: String,
+    pub cwd: String,
+    pub command: String,
+    /// The engine's verdict: allow, ask or deny.
+    pub verdict: String,
+    /// Whether the command ran.
+    pub ran: bool,
+    pub decided_by: DecidedBy,
+    /// The prompt's answer: once, session, always, deny.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub choice: Option<String>,
+    pub rules: Vec<String>,
+    /// The user's reason for a denial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub pid: u32,
+}
+
+/// Appends one record. The caller reports a failure; the decision stands either way.
+pub fn append(record: &Record) -> Result<()> {
+    let mut line = serde_json::to_vec(record)?;
+    line.push(b'\n');
+    let path = state::dir()?.join(FILE);
+    let mut file = state::open_private(&path, true)?;
+    file.lock()?;
+    file.write_all(&line)?;
+    file.sync_data()?;
+    Ok(())
+}
+
+/// Every record in the log, oldest first. Lines that do not parse are skipped and counted.
+pub fn read_all(path: &Path) -> Result<(Vec<Record>, usize)> {
+    let Some(bytes) = state::read_optional(path)? else { return Ok((Vec::new(), 0)) };
+    let mut bad = 0;
+    let mut out = Vec::new();
+    for line in bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+        match serde_json::from_slice(line) {
+            Ok(r) => out.push(r),
+            Err(_) => bad += 1,
+        }
+    }
+    Ok((out, bad))
+}

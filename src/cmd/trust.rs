@@ -1,0 +1,103 @@
+//! `cmdguard trust [FILE]` and `cmdguard untrust [FILE]`: the user reviews what a project's rules
+//! file loosens and trusts its exact bytes, confirming on the terminal; or withdraws that trust.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+
+use crate::cli::Global;
+use crate::config;
+use crate::rules::{Layer, compile};
+use crate::term::escape;
+use crate::trust::{Store, TrustState};
+
+/// Exit status when the user declines, or cannot be asked.
+pub const DECLINED: u8 = 1;
+
+fn target(file: Option<&Path>) -> Result<PathBuf> {
+    match file {
+        Some(f) => Ok(f.to_path_buf()),
+        None => match config::find_project_file(&super::cwd()?) {
+            Some(f) => Ok(f),
+            None => Err(super::UsageError(format!(
+                "no {} in this directory or above; name the file: cmdguard trust FILE",
+                config::PROJECT_FILE
+            ))
+            .into()),
+        },
+    }
+}
+
+pub fn trust(_global: &Global, file: Option<&Path>) -> Result<u8> {
+    let path = target(file)?;
+    let shown = escape(&path.display().to_string());
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) => bail!("cannot read {shown}: {e}"),
+    };
+    let items = compile::parse_file(&path.display().to_string(), &text, Layer::Project)?;
+    let below = config::trusted_settings()?;
+    let loosening = config::loosening(&items, &below);
+    let mut summary = format!("cmdguard trust: {shown}\n");
+    let restrictions = items.rules.len();
+    if restrictions > 0 {
+        summary.push_str(&format!(
+            "  {restrictions} rule{} of its own (restrictions apply whether or not the file is trusted)\n",
+            if restrictions == 1 { "" } else { "s" }
+        ));
+    }
+    if loosening.is_empty() {
+        summary.push_str("  it loosens nothing, so there is nothing to review; recorded as trusted\n");
+        print!("{summary}");
+        Store::open()?.trust(&path, text.as_bytes())?;
+        return Ok(0);
+    }
+    let state = Store::open()?.state(&path, text.as_bytes());
+    if state == TrustState::Trusted {
+        summary.push_str("  already trusted as it is\n");
+        print!("{summary}");
+        return Ok(0);
+    }
+    summary.push_str(match state {
+        TrustState::Changed => "  it changed since you trusted it; it loosens:\n",
+        _ => "  it loosens the rules:\n",
+    });
+    for l in &loosening {
+        summary.push_str(&format!("    {}\n", escape(l)));
+    }
+    summary.push_str("Trust exactly this content? [y to trust, any other key cancels] ");
+    match crate::prompt::choose(&summary, &['y'], Duration::from_secs(300)) {
+        Ok(Some('y')) => {
+            let mut store = Store::open()?;
+            // The bytes must be the ones just shown: reread under the lock.
+            if std::fs::read(&path)? != text.as_bytes() {
+                bail!("{shown} changed while you were reviewing it; run `cmdguard trust` again");
+            }
+            store.trust(&path, text.as_bytes())?;
+            println!("trusted {shown}");
+            Ok(0)
+        }
+        Ok(_) => {
+            println!("not trusted: {shown}");
+            Ok(DECLINED)
+        }
+        Err(crate::prompt::NoTerminal(why)) => {
+            eprintln!(
+                "cmdguard: trust needs you at a terminal to confirm ({why}); run `cmdguard trust {shown}` in your own terminal"
+            );
+            Ok(DECLINED)
+        }
+    }
+}
+
+pub fn untrust(_global: &Global, file: Option<&Path>) -> Result<u8> {
+    let path = target(file)?;
+    let shown = escape(&path.display().to_string());
+    if Store::open()?.untrust(&path)? {
+        println!("no longer trusted: {shown} (its allow entries and disables are ignored)");
+    } else {
+        println!("{shown} was not trusted");
+    }
+    Ok(0)
+}

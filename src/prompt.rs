@@ -1,0 +1,613 @@
+//! The approval prompt, drawn on `/dev/tty` and read from it — never from stdin or stdout,
+//! which belong to the agent. The terminal is put in a raw mode for single keys, type-ahead is
+//! discarded before the first read, and the saved modes are put back on every path: a normal
+//! answer, a signal (SIGTERM, SIGHUP, SIGINT, SIGQUIT arrive through a self-pipe and deny), and
+//! a panic (main's panic hook calls `restore_terminal`). Everything that came from the agent is
+//! escaped before it is drawn.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::term::escape;
+
+/// One rule as the prompt shows it.
+pub struct RuleLine {
+    pub id: String,
+    pub reason: String,
+    pub tip: Option<String>,
+}
+
+/// What the prompt shows and offers.
+pub struct Request<'a> {
+    pub command: &'a str,
+    pub cwd: &'a str,
+    pub session_key: Option<&'a str>,
+    pub rules: Vec<RuleLine>,
+    /// Parts of the command the analysis could not read: (id, detail).
+    pub concerns: Vec<(String, String)>,
+    /// One-line notices (rules files whose loosening is ignored).
+    pub notices: &'a [String],
+    /// Why `always` is not offered, if it is not.
+    pub no_always: Option<&'a str>,
+    pub timeout: Duration,
+    /// The engine's analysis trace, for `e`.
+    pub explain: &'a dyn Fn() -> String,
+}
+
+/// The user's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    Once,
+    Session,
+    Always,
+    /// `d`, `r` with a reason, Esc or Ctrl-C.
+    Deny {
+        reason: Option<String>,
+        key: &'static str,
+    },
+    Timeout,
+    /// A signal stopped the wait (or the terminal went away).
+    Interrupted(String),
+}
+
+/// Why no prompt could be shown.
+#[derive(Debug)]
+pub struct NoTerminal(pub String);
+
+// The terminal's saved modes, for the panic hook and for `Tty`'s drop.
+static SAVED: Mutex<Option<(i32, libc::termios)>> = Mutex::new(None);
+// Write end of the self-pipe that signal handlers use.
+static SIGNAL_PIPE: AtomicI32 = AtomicI32::new(-1);
+const SIGNALS: [libc::c_int; 4] = [libc::SIGTERM, libc::SIGHUP, libc::SIGINT, libc::SIGQUIT];
+
+/// Puts the terminal back as it was, if a prompt changed it. Safe to call from a panic hook.
+pub fn restore_terminal() {
+    let saved = match SAVED.lock() {
+        Ok(mut g) => g.take(),
+        Err(p) => p.into_inner().take(),
+    };
+    if let Some((fd, modes)) = saved {
+        // SAFETY: fd is the open terminal (or tcsetattr fails harmlessly); modes came from tcgetattr.
+        unsafe {
+            libc::tcsetattr(fd, libc::TCSANOW, &modes);
+        }
+    }
+}
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    let fd = SIGNAL_PIPE.load(Ordering::Relaxed);
+    if fd >= 0 {
+        let b = sig as u8;
+        // SAFETY: write(2) is async-signal-safe; the buffer is one valid byte.
+        unsafe {
+            libc::write(fd, (&raw const b).cast(), 1);
+        }
+    }
+}
+
+/// The open terminal in prompt mode; dropping it restores the modes and signal handlers.
+struct Tty {
+    file: File,
+    pipe: [libc::c_int; 2],
+    old_actions: Vec<(libc::c_int, libc::sigaction)>,
+}
+
+impl Tty {
+    fn open() -> Result<Tty, NoTerminal> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_NOCTTY | libc::O_CLOEXEC)
+            .open("/dev/tty")
+            .map_err(|e| NoTerminal(format!("no terminal to ask on (/dev/tty: {e})")))?;
+        let fd = file.as_raw_fd();
+        // SAFETY: fd is open; these calls only query it.
+        let (foreground, ours) = unsafe { (libc::tcgetpgrp(fd), libc::getpgrp()) };
+        if foreground != ours {
+            return Err(NoTerminal("cmdguard runs in a background job of the terminal, where it cannot ask".into()));
+        }
+        // SAFETY: a zeroed termios is a valid out-parameter for tcgetattr.
+        let mut saved: libc::termios = unsafe { std::mem::zeroed() };
+        // SAFETY: fd is open; saved is a valid termios.
+        if unsafe { libc::tcgetattr(fd, &mut saved) } != 0 {
+            return Err(NoTerminal(format!("/dev/tty is not a terminal: {}", std::io::Error::last_os_error())));
+        }
+        let mut pipe = [-1; 2];
+        // SAFETY: pipe points at two ints.
+        if unsafe { libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
+            return Err(NoTerminal(format!("cannot set up the prompt: {}", std::io::Error::last_os_error())));
+        }
+        SIGNAL_PIPE.store(pipe[1], Ordering::SeqCst);
+        let mut old_actions = Vec::new();
+        for sig in SIGNALS {
+            // SAFETY: sigaction structs are plain data; the handler only writes to a pipe.
+            unsafe {
+                let mut action: libc::sigaction = std::mem::zeroed();
+                action.sa_sigaction = on_signal as *const () as libc::sighandler_t;
+                libc::sigemptyset(&mut action.sa_mask);
+                let mut old: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(sig, &action, &mut old) == 0 {
+                    old_actions.push((sig, old));
+                }
+            }
+        }
+        *SAVED.lock().unwrap_or_else(|p| p.into_inner()) = Some((fd, saved));
+        let mut raw = saved;
+        raw.c_lflag &= !(libc::ICANON | libc::ECHO | libc::ISIG | libc::IEXTEN);
+        raw.c_iflag &= !(libc::IXON | libc::ICRNL | libc::INLCR | libc::IGNCR | libc::ISTRIP);
+        raw.c_cc[libc::VMIN] = 1;
+        raw.c_cc[libc::VTIME] = 0;
+        let tty = Tty { file, pipe, old_actions };
+        // SAFETY: fd is open; raw is a valid termios.
+        if unsafe { libc::tcsetattr(fd, libc::TCSANOW, &raw) } != 0 {
+            return Err(NoTerminal(format!("cannot prepare the terminal: {}", std::io::Error::last_os_error())));
+        }
+        Ok(tty)
+    }
+
+    fn fd(&self) -> i32 {
+        self.file.as_raw_fd()
+    }
+
+    fn width(&self) -> usize {
+        // SAFETY: a zeroed winsize is a valid out-parameter for TIOCGWINSZ.
+        let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+        // SAFETY: fd is open; ws is valid.
+        let ok = unsafe { libc::ioctl(self.fd(), libc::TIOCGWINSZ, &mut ws) } == 0;
+        if ok && ws.ws_col >= 20 {
+            usize::from(ws.ws_col)
+        } else if ok && ws.ws_col > 0 {
+            20
+        } else {
+            80
+        }
+    }
+
+    /// Discards whatever was typed before the question was asked.
+    fn flush_input(&self) {
+        // SAFETY: fd is open.
+        unsafe {
+            libc::tcflush(self.fd(), libc::TCIFLUSH);
+        }
+    }
+
+    fn write(&mut self, text: &str) {
+        let _ = self.file.write_all(text.as_bytes());
+        let _ = self.file.flush();
+    }
+
+    /// Waits up to `timeout` for input or a signal.
+    fn wait(&self, timeout: Duration) -> Event {
+        let mut fds = [
+            libc::pollfd { fd: self.fd(), events: libc::POLLIN, revents: 0 },
+            libc::pollfd { fd: self.pipe[0], events: libc::POLLIN, revents: 0 },
+        ];
+        let ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
+        // SAFETY: fds is a valid array of two pollfds.
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, ms) };
+        if n < 0 {
+            return Event::Nothing; // EINTR: a signal; the pipe says which on the next round.
+        }
+        if fds[1].revents & libc::POLLIN != 0 {
+            let mut b = 0u8;
+            // SAFETY: reading one byte into a valid buffer.
+            unsafe { libc::read(self.pipe[0], (&raw mut b).cast(), 1) };
+            return Event::Signal(i32::from(b));
+        }
+        if fds[0].revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 {
+            let mut buf = [0u8; 256];
+            // SAFETY: reading into a valid buffer of its own length.
+            let got = unsafe { libc::read(self.fd(), buf.as_mut_ptr().cast(), buf.len()) };
+            return match usize::try_from(got) {
+                Ok(0) | Err(_) => Event::Gone,
+                Ok(n) => Event::Input(buf[..n].to_vec()),
+            };
+        }
+        Event::Nothing
+    }
+}
+
+impl Drop for Tty {
+    fn drop(&mut self) {
+        restore_terminal();
+        for (sig, old) in &self.old_actions {
+            // SAFETY: restoring the action saved when the prompt started.
+            unsafe {
+                libc::sigaction(*sig, old, std::ptr::null_mut());
+            }
+        }
+        SIGNAL_PIPE.store(-1, Ordering::SeqCst);
+        // SAFETY: closing the two pipe ends this struct owns.
+        unsafe {
+            libc::close(self.pipe[0]);
+            libc::close(self.pipe[1]);
+        }
+    }
+}
+
+enum Event {
+    Input(Vec<u8>),
+    Signal(i32),
+    Gone,
+    Nothing,
+}
+
+/// A key, after escape sequences (arrows and the like) are taken apart.
+#[derive(Debug, PartialEq, Eq)]
+enum Key {
+    Char(char),
+    Byte(u8),
+    Enter,
+    Backspace,
+    CtrlC,
+    CtrlU,
+    /// An escape sequence or an Alt chord: ignored.
+    Other,
+}
+
+/// Splits input into keys. A lone ESC at the end of the input is reported as `None` so the
+/// caller can wait a moment for the rest of a sequence.
+fn keys(input: &[u8]) -> (Vec<Key>, bool) {
+    let mut out = Vec::new();
+    let mut i = 0;
+    let text = String::from_utf8_lossy(input);
+    let bytes = text.as_bytes();
+    while i < bytes.len() {
+        let b = bytes[i];
+        match b {
+            0x1b if i + 1 == bytes.len() => return (out, true),
+            0x1b => {
+                let next = bytes[i + 1];
+                i += 2;
+                if next == b'[' {
+                    while i < bytes.len() && !(0x40..=0x7e).contains(&bytes[i]) {
+                        i += 1;
+                    }
+                    i += 1;
+                } else if next == b'O' {
+                    i += 1;
+                }
+                out.push(Key::Other);
+                continue;
+            }
+            b'\r' | b'\n' => out.push(Key::Enter),
+            0x7f | 0x08 => out.push(Key::Backspace),
+            0x03 => out.push(Key::CtrlC),
+            0x15 => out.push(Key::CtrlU),
+            0x00..=0x1f => out.push(Key::Byte(b)),
+            _ => {
+                let c = text[i..].chars().next().unwrap_or('\u{fffd}');
+                out.push(Key::Char(c));
+                i += c.len_utf8();
+                continue;
+            }
+        }
+        i += 1;
+    }
+    (out, false)
+}
+
+/// Breaks `text` into lines of at most `width` characters, at spaces where it can, and never
+/// drops a character: a long command is wrapped, not truncated.
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(8);
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    let mut len = 0;
+    for word in text.split(' ') {
+        let wlen = word.chars().count();
+        if len > 0 && len + 1 + wlen > width {
+            lines.push(std::mem::take(&mut line));
+            len = 0;
+        }
+        if len > 0 {
+            line.push(' ');
+            len += 1;
+        }
+        for c in word.chars() {
+            if len == width {
+                lines.push(std::mem::take(&mut line));
+                len = 0;
+            }
+            line.push(c);
+            len += 1;
+        }
+    }
+    lines.push(line);
+    lines
+}
+
+fn field(out: &mut String, label: &str, value: &str, width: usize) {
+    const INDENT: usize = 11;
+    let lines = wrap(value, width.saturating_sub(INDENT + 1));
+    for (i, l) in lines.iter().enumerate() {
+        let head = if i == 0 { format!("  {label:<8} ") } else { " ".repeat(INDENT) };
+        out.push_str(&head);
+        out.push_str(l);
+        out.push_str("\r\n");
+    }
+}
+
+fn render(req: &Request<'_>, width: usize) -> String {
+    let mut out = String::from("\r\n\x1b[1mcmdguard: approval needed\x1b[0m\r\n");
+    field(&mut out, "command", &escape(req.command), width);
+    field(&mut out, "in", &escape(req.cwd), width);
+    let session = match req.session_key {
+        Some(k) => escape(k),
+        None => "none given (--session-key), so `s` is not offered".into(),
+    };
+    field(&mut out, "session", &session, width);
+    for r in &req.rules {
+        field(&mut out, "rule", &format!("{}: {}", escape(&r.id), escape(&r.reason)), width);
+        if let Some(tip) = &r.tip {
+            field(&mut out, "safer", &escape(tip), width);
+        }
+    }
+    for (id, detail) in &req.concerns {
+        field(&mut out, "unclear", &format!("{id}: {}", escape(detail)), width);
+    }
+    for n in req.notices {
+        field(&mut out, "note", n, width);
+    }
+    if let Some(why) = req.no_always {
+        field(&mut out, "always", &format!("not offered: {why}"), width);
+    }
+    out.push_str(&choices(req, width));
+    out
+}
+
+fn choices(req: &Request<'_>, width: usize) -> String {
+    let mut items = vec!["[o] once"];
+    if req.session_key.is_some() {
+        items.push("[s] this session");
+    }
+    if req.no_always.is_none() {
+        items.push("[a] always");
+    }
+    items.extend(["[d] deny", "[r] deny with a reason", "[e] explain"]);
+    let mut out = String::new();
+    for l in wrap(&items.join("  "), width.saturating_sub(3)) {
+        out.push_str("  ");
+        out.push_str(&l);
+        out.push_str("\r\n");
+    }
+    out
+}
+
+fn countdown(left: Duration, width: usize) -> String {
+    let secs = left.as_secs() + u64::from(left.subsec_nanos() > 0);
+    let mut line = format!("  {secs}s left, then deny: press a key");
+    line.truncate(width.saturating_sub(1));
+    format!("\r\x1b[K{line}")
+}
+
+/// Holds the prompt lock for one terminal, so two cmdguard processes sharing a terminal ask
+/// one after the other instead of drawing over each other. A terminal is the controlling
+/// terminal of exactly one session, so the session id names it.
+fn lock_terminal(deadline: Instant) -> Result<Option<File>, ()> {
+    // SAFETY: getsid(0) has no preconditions.
+    let sid = unsafe { libc::getsid(0) };
+    let Ok(dir) = crate::state::dir() else { return Ok(None) };
+    let Ok(lock) = crate::state::open_private(&dir.join(format!("prompt-{sid}.lock")), false) else {
+        return Ok(None);
+    };
+    loop {
+        match lock.try_lock() {
+            Ok(()) => return Ok(Some(lock)),
+            Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => return Err(()),
+            Err(std::fs::TryLockError::Error(_)) => return Ok(None),
+        }
+    }
+}
+
+/// Asks the user on the terminal. Blocks until a key decides, the timeout passes, or a signal
+/// arrives.
+pub fn ask(req: &Request<'_>) -> Result<Answer, NoTerminal> {
+    let deadline = Instant::now() + req.timeout;
+    // Probe the terminal before waiting for the lock, so a missing terminal is reported at once.
+    let probe = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open("/dev/tty")
+        .map_err(|e| NoTerminal(format!("no terminal to ask on (/dev/tty: {e})")))?;
+    let Ok(_lock) = lock_terminal(deadline) else { return Ok(Answer::Timeout) };
+    drop(probe);
+    let mut tty = Tty::open()?;
+    let width = tty.width();
+    tty.write(&render(req, width));
+    tty.flush_input();
+    let answer = read_answer(&mut tty, req, deadline);
+    let said = match &answer {
+        Answer::Once => "approved once: running it".to_string(),
+        Answer::Session => "approved for this session: running it".to_string(),
+        Answer::Always => "approved always: running it".to_string(),
+        Answer::Deny { reason: Some(r), .. } => format!("denied: {}", escape(r)),
+        Answer::Deny { .. } => "denied".to_string(),
+        Answer::Timeout => "no answer in time: denied".to_string(),
+        Answer::Interrupted(why) => format!("{why}: denied"),
+    };
+    tty.write(&format!("\r\x1b[K  -> {said}\r\n"));
+    Ok(answer)
+}
+
+fn read_answer(tty: &mut Tty, req: &Request<'_>, deadline: Instant) -> Answer {
+    let mut reason: Option<String> = None;
+    let mut shown_secs = u64::MAX;
+    let mut pending: Vec<u8> = Vec::new();
+    loop {
+        let now = Instant::now();
+        if now >= deadline {
+            return Answer::Timeout;
+        }
+        let left = deadline - now;
+        if reason.is_none() && left.as_secs() != shown_secs {
+            shown_secs = left.as_secs();
+            tty.write(&countdown(left, tty.width()));
+        }
+        let tick = Duration::from_nanos(u64::from(left.subsec_nanos())).max(Duration::from_millis(10));
+        let wait = if pending.is_empty() { tick.min(left) } else { Duration::from_millis(30) };
+        let input = match tty.wait(wait) {
+            Event::Signal(sig) => return Answer::Interrupted(signal_name(sig)),
+            Event::Gone => return Answer::Interrupted("the terminal went away".into()),
+            Event::Input(bytes) => bytes,
+            Event::Nothing if !pending.is_empty() => {
+                // A lone ESC with nothing after it: the Esc key.
+                pending.clear();
+                return Answer::Deny { reason: None, key: "Esc" };
+            }
+            Event::Nothing => continue,
+        };
+        pending.extend(input);
+        let (keys, lone_esc) = keys(&pending);
+        pending = if lone_esc { vec![0x1b] } else { Vec::new() };
+        for key in keys {
+            match (&mut reason, key) {
+                (_, Key::CtrlC) => return Answer::Deny { reason: None, key: "Ctrl-C" },
+                (None, Key::Char('o' | 'O')) => return Answer::Once,
+                (None, Key::Char('s' | 'S')) if req.session_key.is_some() => return Answer::Session,
+                (None, Key::Char('a' | 'A')) if req.no_always.is_none() => return Answer::Always,
+                (None, Key::Char('d' | 'D')) => return Answer::Deny { reason: None, key: "d" },
+                (None, Key::Char('r' | 'R')) => {
+                    reason = Some(String::new());
+                    tty.write("\r\x1b[K  reason for the agent (Enter sends, Esc denies without one):\r\n  > ");
+                }
+                (None, Key::Char('e' | 'E')) => {
+                    let trace = (req.explain)().replace('\n', "\r\n");
+                    tty.write(&format!("\r\x1b[K\r\n{trace}\r\n"));
+                    tty.write(&choices(req, tty.width()));
+                    shown_secs = u64::MAX;
+                }
+                (None, _) => {}
+                (Some(text), Key::Enter) => {
+                    let text = text.trim().to_string();
+                    return Answer::Deny { reason: (!text.is_empty()).then_some(text), key: "r" };
+                }
+                (Some(text), Key::Backspace) => {
+                    text.pop();
+                    redraw_reason(tty, text);
+                }
+                (Some(text), Key::CtrlU) => {
+                    text.clear();
+                    redraw_reason(tty, text);
+                }
+                (Some(text), Key::Char(c)) if text.chars().count() < 300 && !c.is_control() => {
+                    text.push(c);
+                    redraw_reason(tty, text);
+                }
+                (Some(_), _) => {}
+            }
+        }
+    }
+}
+
+fn redraw_reason(tty: &mut Tty, text: &str) {
+    let width = tty.width().saturating_sub(5);
+    let shown = escape(text);
+    let tail: String = {
+        let n = shown.chars().count();
+        shown.chars().skip(n.saturating_sub(width)).collect()
+    };
+    tty.write(&format!("\r\x1b[K  > {tail}"));
+}
+
+/// Shows `text` on the terminal and waits for one key. Returns the key if it is one of `keys`,
+/// `None` for any other key, Esc, Ctrl-C, a signal or the timeout: every doubt cancels.
+pub fn choose(text: &str, accept: &[char], timeout: Duration) -> Result<Option<char>, NoTerminal> {
+    let deadline = Instant::now() + timeout;
+    let probe = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open("/dev/tty")
+        .map_err(|e| NoTerminal(format!("no terminal to ask on (/dev/tty: {e})")))?;
+    let Ok(_lock) = lock_terminal(deadline) else { return Ok(None) };
+    drop(probe);
+    let mut tty = Tty::open()?;
+    tty.write(&text.replace('\n', "\r\n"));
+    tty.flush_input();
+    let mut pending = false;
+    let chosen = loop {
+        let now = Instant::now();
+        if now >= deadline {
+            break None;
+        }
+        let wait = if pending { Duration::from_millis(30) } else { deadline - now };
+        match tty.wait(wait) {
+            Event::Input(bytes) => {
+                let (ks, lone_esc) = keys(&bytes);
+                match ks.first() {
+                    Some(Key::Char(c)) => break keys_match(*c, accept),
+                    Some(_) => break None,
+                    None if lone_esc => pending = true,
+                    None => {}
+                }
+            }
+            Event::Nothing if pending => break None,
+            Event::Nothing => {}
+            Event::Signal(_) | Event::Gone => break None,
+        }
+    };
+    tty.write(
+        match chosen {
+            Some(c) => format!("{c}\r\n"),
+            None => "cancelled\r\n".to_string(),
+        }
+        .as_str(),
+    );
+    Ok(chosen)
+}
+
+fn keys_match(c: char, keys: &[char]) -> Option<char> {
+    let lower = c.to_ascii_lowercase();
+    keys.contains(&lower).then_some(lower)
+}
+
+/// Writes a line for the user on the terminal (after the prompt has closed): what became of a
+/// `session` or `always` answer. Silently does nothing without a terminal.
+pub fn tell(text: &str) {
+    if let Ok(mut f) = OpenOptions::new().write(true).custom_flags(libc::O_NOCTTY | libc::O_CLOEXEC).open("/dev/tty") {
+        let _ = writeln!(f, "  {}", text);
+    }
+}
+
+fn signal_name(sig: i32) -> String {
+    match sig {
+        libc::SIGTERM => "stopped by SIGTERM".into(),
+        libc::SIGHUP => "the terminal hung up (SIGHUP)".into(),
+        libc::SIGINT => "interrupted (SIGINT)".into(),
+        libc::SIGQUIT => "stopped by SIGQUIT".into(),
+        n => format!("stopped by signal {n}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_take_escape_sequences_apart() {
+        assert_eq!(keys(b"o").0, vec![Key::Char('o')]);
+        assert_eq!(keys(b"\x1b[A\x1b[1;5Cd").0, vec![Key::Other, Key::Other, Key::Char('d')]);
+        assert_eq!(keys(b"\x1bOPx").0, vec![Key::Other, Key::Char('x')]);
+        assert_eq!(keys(b"\x1b"), (vec![], true));
+        assert_eq!(keys(b"\x03").0, vec![Key::CtrlC]);
+        assert_eq!(keys("é\r".as_bytes()).0, vec![Key::Char('é'), Key::Enter]);
+    }
+
+    #[test]
+    fn wrapping_keeps_every_character() {
+        let cmd = "git push --force origin main && rm -rf /very/long/path/that/does/not/fit/anywhere/at/all";
+        for width in [8, 13, 20, 40, 200] {
+            let lines = wrap(cmd, width);
+            assert!(lines.iter().all(|l| l.chars().count() <= width.max(8)), "{width}: {lines:?}");
+            assert_eq!(lines.join(" ").replace(' ', ""), cmd.replace(' ', ""));
+        }
+    }
+}

@@ -1,0 +1,145 @@
+//! Trust records for rules files that can loosen the rules: a project's `.cmdguard.toml` and
+//! files given with `--rules`. Restrictions in any file always apply; a file's loosening parts
+//! (`[[allow]]`, `disable`, a longer `timeout` or `session_ttl`) apply only while the file's exact
+//! bytes are trusted. A record is sha256(path, NUL, content), kept in `trust.json` in the state
+//! directory, so any edit — by an agent or anyone — suspends the loosening until the user looks
+//! at the file again with `cmdguard trust`.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::state;
+
+const RECORDS: &str = "trust.json";
+const LOCK: &str = "trust.lock";
+
+/// Whether a file's current bytes are trusted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrustState {
+    Trusted,
+    /// Trusted once, but the bytes changed since.
+    Changed,
+    /// Never trusted.
+    Never,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Records {
+    version: u32,
+    files: BTreeMap<String, Entry>,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Entry {
+    /// Digests of trusted contents. Normally one; two only for the instant in which cmdguard
+    /// itself rewrites the file (see `Store::replace_file`).
+    sha256: Vec<String>,
+    trusted_at: u64,
+}
+
+/// The name a file is recorded under: its canonical path (symlinks resolved), so the same file
+/// reached two ways has one record.
+pub fn record_path(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()))
+}
+
+fn digest(path: &Path, content: &[u8]) -> String {
+    state::sha256_hex(&[path.as_os_str().as_encoded_bytes(), b"\0", content])
+}
+
+fn read_records(dir: &Path) -> Result<Records> {
+    let path = dir.join(RECORDS);
+    match state::read_optional(&path)? {
+        None => Ok(Records { version: 1, ..Records::default() }),
+        Some(bytes) => serde_json::from_slice(&bytes)
+            .with_context(|| format!("{} is damaged; remove it and trust your project files again", path.display())),
+    }
+}
+
+/// The trust state of `path` holding `content`. Reads without locking: records are replaced by
+/// atomic rename, so a reader sees the old set or the new one.
+pub fn lookup(path: &Path, content: &[u8]) -> Result<TrustState> {
+    let key = record_path(path);
+    let records = read_records(&state::dir()?)?;
+    Ok(state_of(&records, &key, content))
+}
+
+fn state_of(records: &Records, key: &Path, content: &[u8]) -> TrustState {
+    match records.files.get(&key.display().to_string()) {
+        None => TrustState::Never,
+        Some(e) if e.sha256.contains(&digest(key, content)) => TrustState::Trusted,
+        Some(_) => TrustState::Changed,
+    }
+}
+
+/// The trust records, locked for writing until dropped.
+pub struct Store {
+    _lock: File,
+    dir: PathBuf,
+    records: Records,
+}
+
+impl Store {
+    pub fn open() -> Result<Store> {
+        let dir = state::dir()?;
+        let lock = state::lock(&dir.join(LOCK))?;
+        let records = read_records(&dir)?;
+        Ok(Store { _lock: lock, dir, records })
+    }
+
+    fn save(&self) -> Result<()> {
+        let bytes = serde_json::to_vec_pretty(&self.records)?;
+        state::write_atomic(&self.dir.join(RECORDS), &bytes, 0o600)
+    }
+
+    pub fn state(&self, path: &Path, content: &[u8]) -> TrustState {
+        state_of(&self.records, &record_path(path), content)
+    }
+
+    /// Trusts exactly `content` at `path` (replacing any earlier record for that path).
+    pub fn trust(&mut self, path: &Path, content: &[u8]) -> Result<()> {
+        let key = record_path(path);
+        let entry = Entry { sha256: vec![digest(&key, content)], trusted_at: state::now() };
+        self.records.files.insert(key.display().to_string(), entry);
+        self.save()
+    }
+
+    /// Forgets `path`. Returns whether there was a record.
+    pub fn untrust(&mut self, path: &Path) -> Result<bool> {
+        let removed = self.records.files.remove(&record_path(path).display().to_string()).is_some();
+        if removed {
+            self.save()?;
+        }
+        Ok(removed)
+    }
+
+    /// Replaces the file at `path` with `new`, atomically. When
+    /// `carry_trust` is set the new bytes are trusted with no moment at which the file on disk
+    /// is untrusted: the new digest is recorded first, then the file is renamed into place, then
+    /// the old digest is dropped.
+    pub fn replace_file(&mut self, path: &Path, new: &[u8], carry_trust: bool) -> Result<()> {
+        let mode = std::fs::metadata(path).map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o777);
+        if !carry_trust {
+            return state::write_atomic(path, new, mode.unwrap_or(0o644));
+        }
+        // The file may not exist yet, so its canonical name is its directory's plus its own.
+        let key = match path.parent().map(record_path) {
+            Some(dir) => dir.join(path.file_name().context("a rules file needs a name")?),
+            None => record_path(path),
+        };
+        let name = key.display().to_string();
+        let new_digest = digest(&key, new);
+        let entry = self.records.files.entry(name.clone()).or_default();
+        entry.sha256.push(new_digest.clone());
+        entry.trusted_at = state::now();
+        self.save()?;
+        state::write_atomic(path, new, mode.unwrap_or(0o644))?;
+        let entry = self.records.files.entry(name).or_default();
+        entry.sha256.retain(|d| *d == new_digest);
+        self.save()
+    }
+}
