@@ -98,7 +98,9 @@ fn once_runs_the_command_in_place() {
     let t = env_with_rules();
     let mut a = Asking::start(&t, &["-c", "touch ran; echo out; exit 3"]);
     let screen = a.wait_prompt();
-    for want in ["touch ran; echo out; exit 3", "test.touch: creates files", "write the file with your editor", "[o] once"] {
+    for want in
+        ["touch ran; echo out; exit 3", "test.touch: creates files", "write the file with your editor", "[o] once"]
+    {
         assert!(screen.contains(want), "{want:?} missing:\n{screen}");
     }
     // Without a session key the session choice is not offered.
@@ -274,4 +276,30 @@ fn deny_rules_never_prompt() {
     assert!(f.stderr.contains("a deny rule"), "{}", f.stderr);
     assert!(!f.screen.contains("approval needed"), "{}", f.screen);
     assert_eq!(t.audit()[0]["decided_by"], "rule");
+}
+
+#[test]
+fn prompts_on_one_terminal_take_turns() {
+    let t = env_with_rules();
+    let bin = env!("CARGO_BIN_EXE_cmdguard");
+    let mut pty = Pty::new(100);
+    // Two cmdguard processes of one terminal session, as an agent running commands in parallel.
+    let script = format!("'{bin}' -c 'touch a' & '{bin}' -c 'touch b'; wait");
+    let mut cmd = t.program("/bin/sh", ["-c", &script]);
+    cmd.stdout(Stdio::null()).stderr(Stdio::null());
+    pty.attach(&mut cmd);
+    let mut child = cmd.spawn().unwrap();
+    pty.expect("left, then deny");
+    std::thread::sleep(Duration::from_millis(400));
+    assert_eq!(pty.screen().matches("approval needed").count(), 1, "two prompts at once:\n{}", pty.screen());
+    pty.send("o");
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    while pty.screen().matches("approval needed").count() < 2 {
+        assert!(std::time::Instant::now() < deadline, "the second prompt never came:\n{}", pty.screen());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    pty.send("o");
+    assert!(child.wait().unwrap().success());
+    assert!(t.exists("a") && t.exists("b"));
 }

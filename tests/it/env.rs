@@ -40,7 +40,16 @@ impl TestEnv {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cmdguard"));
+        self.program(env!("CARGO_BIN_EXE_cmdguard"), args)
+    }
+
+    /// Any program, in this environment (HOME, config and state dirs, working directory).
+    pub fn program<I, S>(&self, program: &str, args: I) -> Command
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let mut cmd = Command::new(program);
         // No controlling terminal unless a test attaches one: cmdguard must never prompt
         // whoever runs the test suite.
         // SAFETY: setsid is async-signal-safe.

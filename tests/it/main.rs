@@ -10,3 +10,4 @@ mod packs_doc;
 mod pty;
 mod rules_cmd;
 mod run;
+mod trust;
