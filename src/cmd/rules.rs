@@ -35,7 +35,20 @@ fn path(global: &Global) -> Result<u8> {
     let policy = super::policy(global)?;
     for s in &policy.sources {
         let state = if s.loaded { "loaded" } else { "not found" };
-        println!("{:9}  {:9}  {}", s.layer.name(), state, s.path);
+        let trust = match s.trust {
+            None => String::new(),
+            Some(crate::trust::TrustState::Trusted) => "  (trusted: its loosening applies)".into(),
+            Some(crate::trust::TrustState::Changed) => {
+                "  (changed since trusted: its loosening is ignored until `cmdguard trust`)".into()
+            }
+            Some(crate::trust::TrustState::Never) => {
+                "  (not trusted: its loosening is ignored until `cmdguard trust`)".into()
+            }
+        };
+        println!("{:9}  {:9}  {}{trust}", s.layer.name(), state, crate::term::escape(&s.path));
+    }
+    if let Ok(dir) = crate::state::dir() {
+        println!("state      {}  (session grants, trust records, audit.jsonl)", crate::term::escape(&dir.display().to_string()));
     }
     Ok(0)
 }
