@@ -14,6 +14,7 @@ pub mod report;
 pub mod rules;
 pub mod session;
 pub mod shell;
+pub mod signals;
 pub mod state;
 pub mod term;
 pub mod trust;

@@ -10,9 +10,9 @@ use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::signals::{Trap, Woke};
 use crate::term::escape;
 
 /// One rule as the prompt shows it.
@@ -61,10 +61,6 @@ pub struct NoTerminal(pub String);
 
 // The terminal's saved modes, for the panic hook and for `Tty`'s drop.
 static SAVED: Mutex<Option<(i32, libc::termios)>> = Mutex::new(None);
-// Write end of the self-pipe that signal handlers use.
-static SIGNAL_PIPE: AtomicI32 = AtomicI32::new(-1);
-const SIGNALS: [libc::c_int; 4] = [libc::SIGTERM, libc::SIGHUP, libc::SIGINT, libc::SIGQUIT];
-
 /// Puts the terminal back as it was, if a prompt changed it. Safe to call from a panic hook.
 pub fn restore_terminal() {
     let saved = match SAVED.lock() {
@@ -79,22 +75,10 @@ pub fn restore_terminal() {
     }
 }
 
-extern "C" fn on_signal(sig: libc::c_int) {
-    let fd = SIGNAL_PIPE.load(Ordering::Relaxed);
-    if fd >= 0 {
-        let b = sig as u8;
-        // SAFETY: write(2) is async-signal-safe; the buffer is one valid byte.
-        unsafe {
-            libc::write(fd, (&raw const b).cast(), 1);
-        }
-    }
-}
-
 /// The open terminal in prompt mode; dropping it restores the modes and signal handlers.
 struct Tty {
     file: File,
-    pipe: [libc::c_int; 2],
-    old_actions: Vec<(libc::c_int, libc::sigaction)>,
+    trap: Trap,
 }
 
 impl Tty {
@@ -117,32 +101,14 @@ impl Tty {
         if unsafe { libc::tcgetattr(fd, &mut saved) } != 0 {
             return Err(NoTerminal(format!("/dev/tty is not a terminal: {}", std::io::Error::last_os_error())));
         }
-        let mut pipe = [-1; 2];
-        // SAFETY: pipe points at two ints.
-        if unsafe { libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
-            return Err(NoTerminal(format!("cannot set up the prompt: {}", std::io::Error::last_os_error())));
-        }
-        SIGNAL_PIPE.store(pipe[1], Ordering::SeqCst);
-        let mut old_actions = Vec::new();
-        for sig in SIGNALS {
-            // SAFETY: sigaction structs are plain data; the handler only writes to a pipe.
-            unsafe {
-                let mut action: libc::sigaction = std::mem::zeroed();
-                action.sa_sigaction = on_signal as *const () as libc::sighandler_t;
-                libc::sigemptyset(&mut action.sa_mask);
-                let mut old: libc::sigaction = std::mem::zeroed();
-                if libc::sigaction(sig, &action, &mut old) == 0 {
-                    old_actions.push((sig, old));
-                }
-            }
-        }
+        let trap = Trap::install().map_err(|e| NoTerminal(format!("cannot set up the prompt: {e}")))?;
         *SAVED.lock().unwrap_or_else(|p| p.into_inner()) = Some((fd, saved));
         let mut raw = saved;
         raw.c_lflag &= !(libc::ICANON | libc::ECHO | libc::ISIG | libc::IEXTEN);
         raw.c_iflag &= !(libc::IXON | libc::ICRNL | libc::INLCR | libc::IGNCR | libc::ISTRIP);
         raw.c_cc[libc::VMIN] = 1;
         raw.c_cc[libc::VTIME] = 0;
-        let tty = Tty { file, pipe, old_actions };
+        let tty = Tty { file, trap };
         // SAFETY: fd is open; raw is a valid termios.
         if unsafe { libc::tcsetattr(fd, libc::TCSANOW, &raw) } != 0 {
             return Err(NoTerminal(format!("cannot prepare the terminal: {}", std::io::Error::last_os_error())));
@@ -183,50 +149,26 @@ impl Tty {
 
     /// Waits up to `timeout` for input or a signal.
     fn wait(&self, timeout: Duration) -> Event {
-        let mut fds = [
-            libc::pollfd { fd: self.fd(), events: libc::POLLIN, revents: 0 },
-            libc::pollfd { fd: self.pipe[0], events: libc::POLLIN, revents: 0 },
-        ];
-        let ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
-        // SAFETY: fds is a valid array of two pollfds.
-        let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, ms) };
-        if n < 0 {
-            return Event::Nothing; // EINTR: a signal; the pipe says which on the next round.
+        match self.trap.wait(Some(self.fd()), timeout) {
+            Woke::Signal(sig) => Event::Signal(sig),
+            Woke::Timeout => Event::Nothing,
+            Woke::Ready => {
+                let mut buf = [0u8; 256];
+                // SAFETY: reading into a valid buffer of its own length.
+                let got = unsafe { libc::read(self.fd(), buf.as_mut_ptr().cast(), buf.len()) };
+                match usize::try_from(got) {
+                    Ok(0) | Err(_) => Event::Gone,
+                    Ok(n) => Event::Input(buf[..n].to_vec()),
+                }
+            }
         }
-        if fds[1].revents & libc::POLLIN != 0 {
-            let mut b = 0u8;
-            // SAFETY: reading one byte into a valid buffer.
-            unsafe { libc::read(self.pipe[0], (&raw mut b).cast(), 1) };
-            return Event::Signal(i32::from(b));
-        }
-        if fds[0].revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 {
-            let mut buf = [0u8; 256];
-            // SAFETY: reading into a valid buffer of its own length.
-            let got = unsafe { libc::read(self.fd(), buf.as_mut_ptr().cast(), buf.len()) };
-            return match usize::try_from(got) {
-                Ok(0) | Err(_) => Event::Gone,
-                Ok(n) => Event::Input(buf[..n].to_vec()),
-            };
-        }
-        Event::Nothing
     }
 }
 
 impl Drop for Tty {
     fn drop(&mut self) {
+        // The trap is dropped after this, so a signal during restore still only wakes the pipe.
         restore_terminal();
-        for (sig, old) in &self.old_actions {
-            // SAFETY: restoring the action saved when the prompt started.
-            unsafe {
-                libc::sigaction(*sig, old, std::ptr::null_mut());
-            }
-        }
-        SIGNAL_PIPE.store(-1, Ordering::SeqCst);
-        // SAFETY: closing the two pipe ends this struct owns.
-        unsafe {
-            libc::close(self.pipe[0]);
-            libc::close(self.pipe[1]);
-        }
     }
 }
 
@@ -455,7 +397,7 @@ fn read_answer(tty: &mut Tty, req: &Request<'_>, deadline: Instant) -> Answer {
         let tick = Duration::from_nanos(u64::from(left.subsec_nanos())).max(Duration::from_millis(10));
         let wait = if pending.is_empty() { tick.min(left) } else { Duration::from_millis(30) };
         let input = match tty.wait(wait) {
-            Event::Signal(sig) => return Answer::Interrupted(signal_name(sig)),
+            Event::Signal(sig) => return Answer::Interrupted(crate::signals::describe(sig)),
             Event::Gone => return Answer::Interrupted("the terminal went away".into()),
             Event::Input(bytes) => bytes,
             Event::Nothing if !pending.is_empty() => {
@@ -574,16 +516,6 @@ fn keys_match(c: char, keys: &[char]) -> Option<char> {
 pub fn tell(text: &str) {
     if let Ok(mut f) = OpenOptions::new().write(true).custom_flags(libc::O_NOCTTY | libc::O_CLOEXEC).open("/dev/tty") {
         let _ = writeln!(f, "  {}", text);
-    }
-}
-
-fn signal_name(sig: i32) -> String {
-    match sig {
-        libc::SIGTERM => "stopped by SIGTERM".into(),
-        libc::SIGHUP => "the terminal hung up (SIGHUP)".into(),
-        libc::SIGINT => "interrupted (SIGINT)".into(),
-        libc::SIGQUIT => "stopped by SIGQUIT".into(),
-        n => format!("stopped by signal {n}"),
     }
 }
 

@@ -48,7 +48,10 @@ fn path(global: &Global) -> Result<u8> {
         println!("{:9}  {:9}  {}{trust}", s.layer.name(), state, crate::term::escape(&s.path));
     }
     if let Ok(dir) = crate::state::dir() {
-        println!("state      {}  (session grants, trust records, audit.jsonl)", crate::term::escape(&dir.display().to_string()));
+        println!(
+            "state      {}  (session grants, trust records, audit.jsonl)",
+            crate::term::escape(&dir.display().to_string())
+        );
     }
     Ok(0)
 }
