@@ -30,6 +30,8 @@ pub enum DecidedBy {
     Timeout,
     /// No terminal to ask on.
     NoTerminal,
+    /// A human at another terminal, through the approval queue (`approve`, `deny`, `watch`).
+    Queue,
     /// cmdguard was stopped by a signal while asking.
     Signal,
 }
@@ -43,6 +45,7 @@ impl DecidedBy {
             DecidedBy::AllowEntry => "allow-entry",
             DecidedBy::Timeout => "timeout",
             DecidedBy::NoTerminal => "no-terminal",
+            DecidedBy::Queue => "queue",
             DecidedBy::Signal => "signal",
         }
     }

@@ -5,6 +5,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+pub use crate::queue::Scope;
+pub use crate::rules::compile::NoTty;
+
 /// Guard an AI agent's shell commands: ordinary commands run at once, dangerous ones stop.
 #[derive(Debug, Parser)]
 #[command(name = "cmdguard", version, max_term_width = 100)]
@@ -34,6 +37,9 @@ pub struct Global {
     /// Report decisions as JSON
     #[arg(long, global = true)]
     pub json: bool,
+    /// With no terminal to ask on: refuse (deny), or wait in the approval queue (wait)
+    #[arg(long, global = true, value_name = "POLICY")]
+    pub no_tty: Option<NoTty>,
 }
 
 /// A command to run or judge: shell text, or argv after `--`.
@@ -69,6 +75,57 @@ pub enum Sub {
         /// The file (default: the project's .cmdguard.toml, found walking up)
         file: Option<PathBuf>,
     },
+    /// Commands waiting for approval (no terminal, no_tty = "wait"), across sessions
+    Pending,
+    /// Approve a waiting command: by id, or the oldest (or --all) of one --session-key
+    Approve(ApproveArgs),
+    /// Deny a waiting command: by id, or the oldest (or --all) of one --session-key
+    Deny(DenyArgs),
+    /// A live full-screen view of the approval queue; decide with keys
+    Watch,
+    /// What was decided, by whom and why (from the audit log)
+    Log(LogArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ApproveArgs {
+    /// The request id, or its first characters (see `cmdguard pending`)
+    pub id: Option<String>,
+    /// Every waiting request of the session named by --session-key
+    #[arg(long)]
+    pub all: bool,
+    /// How far the approval reaches (asked on the terminal if not given)
+    #[arg(long, value_enum)]
+    pub scope: Option<Scope>,
+}
+
+#[derive(Debug, Args)]
+pub struct DenyArgs {
+    /// The request id, or its first characters (see `cmdguard pending`)
+    pub id: Option<String>,
+    /// Every waiting request of the session named by --session-key
+    #[arg(long)]
+    pub all: bool,
+    /// A reason passed to the agent
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct LogArgs {
+    /// Only records newer than this: a duration (`90m`, `1h`, `2d`) or an RFC 3339 time
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// Only records with this engine verdict
+    #[arg(long, value_enum)]
+    pub verdict: Option<LogVerdict>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogVerdict {
+    Allow,
+    Ask,
+    Deny,
 }
 
 #[derive(Debug, Subcommand)]

@@ -10,3 +10,6 @@ pub const USAGE: u8 = 64;
 pub const CANNOT_EXECUTE: u8 = 126;
 /// The program was not found.
 pub const NOT_FOUND: u8 = 127;
+
+/// A management command (trust, approve, deny) that was declined, cancelled or could not confirm.
+pub const DECLINED: u8 = 1;

@@ -10,6 +10,7 @@ pub mod decide;
 pub mod exec;
 pub mod exit;
 pub mod prompt;
+pub mod queue;
 pub mod report;
 pub mod rules;
 pub mod session;

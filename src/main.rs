@@ -15,6 +15,7 @@ fn guarded_main() -> u8 {
     // An internal error must never let a command through: report it and exit "not run".
     std::panic::set_hook(Box::new(|info| {
         cmdguard::prompt::restore_terminal();
+        cmd::watch::restore_terminal();
         eprintln!("cmdguard: internal error, the command was not run: {info}");
         std::process::exit(i32::from(exit::NOT_RUN));
     }));
@@ -54,6 +55,11 @@ fn run(cli: &Cli) -> anyhow::Result<u8> {
         Some(Sub::Session(s)) => cmd::session::run(&cli.global, s),
         Some(Sub::Trust { file }) => cmd::trust::trust(&cli.global, file.as_deref()),
         Some(Sub::Untrust { file }) => cmd::trust::untrust(&cli.global, file.as_deref()),
+        Some(Sub::Pending) => cmd::queue::pending(&cli.global),
+        Some(Sub::Approve(a)) => cmd::queue::approve(&cli.global, a),
+        Some(Sub::Deny(a)) => cmd::queue::deny(&cli.global, a),
+        Some(Sub::Watch) => cmd::watch::run(&cli.global),
+        Some(Sub::Log(a)) => cmd::log::run(&cli.global, a),
         None => cmd::run::run(&cli.global, cmd::job(&cli.command)?),
     }
 }

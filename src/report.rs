@@ -35,7 +35,8 @@ pub fn decided_by(not_run: &NotRun<'_>) -> String {
         DecidedBy::Prompt => "the user, at the prompt: they denied it".into(),
         DecidedBy::Timeout => "nobody answered the approval prompt in time, so it was denied".into(),
         DecidedBy::NoTerminal => format!("nobody could be asked ({detail}); this command needs a human's approval"),
-        DecidedBy::Signal => format!("the approval prompt was interrupted ({detail}), so it was denied"),
+        DecidedBy::Signal => format!("cmdguard was stopped while waiting for approval ({detail}), so it was denied"),
+        DecidedBy::Queue => format!("the user, from another terminal ({detail}): they denied it"),
         DecidedBy::SessionGrant | DecidedBy::AllowEntry => "an approval (this message should not appear)".into(),
     }
 }

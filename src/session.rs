@@ -18,7 +18,7 @@ use crate::state;
 const DIR: &str = "sessions";
 
 /// What a command needs granted to pass without asking.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Need {
     /// Ids of the ask rules that matched (allowed hits and deny rules excluded).
     pub rules: Vec<String>,
@@ -117,11 +117,16 @@ pub fn covers(key: &str, project: &Path, need: &Need, ttl: u64) -> Result<bool> 
 
 /// Records that `key` may, in `project`, run what `need` names without asking.
 pub fn grant(key: &str, project: &Path, need: &Need, ttl: u64) -> Result<()> {
+    grant_hash(&state::key_hash(key), project, need, ttl)
+}
+
+/// `grant` for a session known by its key's hash (an approval from the queue).
+pub fn grant_hash(hash: &str, project: &Path, need: &Need, ttl: u64) -> Result<()> {
+    anyhow::ensure!(hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit()), "not a session hash: {hash:?}");
     let dir = state::subdir(DIR)?;
-    let hash = state::key_hash(key);
-    let (path, lock) = paths(&dir, &hash);
+    let (path, lock) = paths(&dir, hash);
     let _lock = state::lock(&lock)?;
-    let mut file = read(&path, &hash)?;
+    let mut file = read(&path, hash)?;
     let now = state::now();
     file.grants.retain(|g| !expired(g, ttl, now));
     let project = project.display().to_string();

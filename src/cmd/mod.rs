@@ -2,10 +2,13 @@
 
 pub mod check;
 pub mod explain;
+pub mod log;
+pub mod queue;
 pub mod rules;
 pub mod run;
 pub mod session;
 pub mod trust;
+pub mod watch;
 
 use std::path::PathBuf;
 

@@ -8,14 +8,16 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::audit::{self, DecidedBy};
-use crate::cli::Global;
+use crate::cli::{Global, NoTty};
 use crate::decide::{Decision, Verdict, decide, unit_text};
 use crate::exec::{self, Job};
 use crate::prompt::{self, Answer, RuleLine};
+use crate::queue;
 use crate::report::{self, NotRun};
 use crate::rules::{Action, Policy};
 use crate::session::{self, Need};
 use crate::shell::Analysis;
+use crate::signals::Trap;
 use crate::{exit, state};
 
 /// One invocation's facts, for the audit log and the prompt.
@@ -172,8 +174,15 @@ fn ask(inv: &Invocation<'_>, policy: &Policy, analysis: &Analysis, decision: &De
     let answer = match prompt::ask(&request) {
         Ok(a) => a,
         Err(prompt::NoTerminal(why)) => {
+            let no_tty = inv.global.no_tty.unwrap_or(policy.settings.no_tty);
+            if no_tty == NoTty::Wait {
+                return wait_in_queue(inv, policy, decision, need, entries);
+            }
             log(&inv.record(policy, decision, DecidedBy::NoTerminal, false));
-            let hint = approve_hint(inv);
+            let hint = format!(
+                "{} (in their terminal; or run cmdguard with --no-tty wait, or the setting no_tty = \"wait\", so the command waits for `cmdguard approve` from any terminal)",
+                approve_hint(inv)
+            );
             let not_run = NotRun { by: DecidedBy::NoTerminal, detail: Some(&why), reason: None, hint: Some(&hint) };
             return refuse(inv, policy, decision, &not_run);
         }
@@ -220,6 +229,96 @@ fn ask(inv: &Invocation<'_>, policy: &Policy, analysis: &Analysis, decision: &De
     record.ran = true;
     log(&record);
     Ok(exec_job(inv.global, policy, inv.job))
+}
+
+/// No terminal and `no_tty = "wait"`: park the request in this session's queue and wait for a
+/// human to decide from another terminal, for the timeout, or for a signal.
+fn wait_in_queue(
+    inv: &Invocation<'_>,
+    policy: &Policy,
+    decision: &Decision,
+    need: Need,
+    entries: Vec<String>,
+) -> Result<u8> {
+    let trap = Trap::install()?;
+    let pid = std::process::id();
+    let request = queue::Request {
+        id: queue::new_id(),
+        session: inv.global.session_key.as_deref().map(state::key_hash),
+        project: inv.project.display().to_string(),
+        cwd: inv.cwd.display().to_string(),
+        command: inv.command.clone(),
+        rules: decision.rule_ids(policy).into_iter().map(String::from).collect(),
+        need,
+        always: if decision.concerns.is_empty() { entries } else { Vec::new() },
+        pid,
+        pid_start: queue::process_start(pid),
+        created: state::now(),
+        timeout: policy.settings.timeout,
+    };
+    let dir = queue::submit(&request)?;
+    eprintln!(
+        "cmdguard: waiting up to {} for a human to approve request {}: in a terminal, run `cmdguard approve {}` (or `cmdguard deny {}`, `cmdguard pending`, `cmdguard watch`)",
+        state::human_duration(request.timeout),
+        request.id,
+        request.id,
+        request.id
+    );
+    let waited = queue::wait(&dir, &request, &trap);
+    queue::remove(&dir, &request.id);
+    let mut record = inv.record(policy, decision, DecidedBy::Queue, false);
+    let (d, signal) = match waited? {
+        queue::Waited::Decided(d) => (d, None),
+        queue::Waited::Signal(sig, d) => (d, Some(sig)),
+    };
+    record.reason = d.reason.clone();
+    record.choice = Some(match (d.approved, d.scope) {
+        (true, Some(scope)) => scope.name().to_string(),
+        (true, None) => "once".to_string(),
+        (false, _) if d.reason.is_some() => "deny-with-reason".to_string(),
+        (false, _) => "deny".to_string(),
+    });
+    if let Some(sig) = signal {
+        // Stopped while waiting: never run, even if an approval landed at the same moment.
+        record.decided_by = DecidedBy::Signal;
+        record.choice = None;
+        log(&record);
+        let why = crate::signals::describe(sig);
+        return refuse(
+            inv,
+            policy,
+            decision,
+            &NotRun { by: DecidedBy::Signal, detail: Some(&why), reason: None, hint: None },
+        );
+    }
+    match d.by {
+        queue::Resolver::Human if d.approved => {
+            record.ran = true;
+            log(&record);
+            Ok(exec_job(inv.global, policy, inv.job))
+        }
+        queue::Resolver::Human => {
+            log(&record);
+            let detail = format!("cmdguard {}", d.via);
+            let not_run =
+                NotRun { by: DecidedBy::Queue, detail: Some(&detail), reason: d.reason.as_deref(), hint: None };
+            refuse(inv, policy, decision, &not_run)
+        }
+        queue::Resolver::Timeout => {
+            record.decided_by = DecidedBy::Timeout;
+            record.choice = None;
+            log(&record);
+            refuse(inv, policy, decision, &NotRun::by(DecidedBy::Timeout))
+        }
+        queue::Resolver::Withdrawn => {
+            record.decided_by = DecidedBy::Signal;
+            record.choice = None;
+            log(&record);
+            let not_run =
+                NotRun { by: DecidedBy::Signal, detail: Some("the request was withdrawn"), reason: None, hint: None };
+            refuse(inv, policy, decision, &not_run)
+        }
+    }
 }
 
 fn persist_always(inv: &Invocation<'_>, entries: &[String]) {

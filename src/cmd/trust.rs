@@ -12,8 +12,7 @@ use crate::rules::{Layer, compile};
 use crate::term::escape;
 use crate::trust::{Store, TrustState};
 
-/// Exit status when the user declines, or cannot be asked.
-pub const DECLINED: u8 = 1;
+use crate::exit::DECLINED;
 
 fn target(file: Option<&Path>) -> Result<PathBuf> {
     match file {

@@ -29,6 +29,17 @@ pub struct FileSettings {
     pub timeout: Option<u64>,
     /// Session grant lifetime without use, in seconds.
     pub session_ttl: Option<u64>,
+    pub no_tty: Option<NoTty>,
+}
+
+/// What happens to a command that needs approval when there is no terminal to ask on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum NoTty {
+    /// Refuse it (exit 77) and tell the agent how a human can approve it.
+    #[default]
+    Deny,
+    /// Park it in the session's approval queue and wait for a human (`cmdguard approve`).
+    Wait,
 }
 
 impl FileSettings {
@@ -48,7 +59,20 @@ impl FileSettings {
                 )),
             }
         };
+        let no_tty = match raw.no_tty {
+            None => None,
+            Some(v) => match v.get_ref().as_str() {
+                "deny" => Some(NoTty::Deny),
+                "wait" => Some(NoTty::Wait),
+                other => {
+                    return Err(
+                        cx.err(v.span().start, format!("setting `no_tty`: {other:?} is not \"deny\" or \"wait\""))
+                    );
+                }
+            },
+        };
         Ok(FileSettings {
+            no_tty,
             shell: raw.shell,
             timeout: duration("timeout", raw.timeout)?,
             session_ttl: duration("session_ttl", raw.session_ttl)?,

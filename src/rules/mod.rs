@@ -215,11 +215,12 @@ pub struct Settings {
     pub timeout: u64,
     /// Seconds a session grant lasts without use.
     pub session_ttl: u64,
+    pub no_tty: compile::NoTty,
 }
 
 impl Default for Settings {
     fn default() -> Settings {
-        Settings { shell: None, timeout: 120, session_ttl: 8 * 3600 }
+        Settings { shell: None, timeout: 120, session_ttl: 8 * 3600, no_tty: compile::NoTty::Deny }
     }
 }
 
@@ -234,6 +235,9 @@ impl Settings {
         }
         if let Some(t) = file.session_ttl {
             self.session_ttl = t;
+        }
+        if let Some(n) = file.no_tty {
+            self.no_tty = n;
         }
     }
 }

@@ -31,6 +31,8 @@ pub struct RawSettings {
     pub timeout: Option<Spanned<DurationSetting>>,
     /// How long a session grant lasts without use (seconds, or `8h`, `30m`).
     pub session_ttl: Option<Spanned<DurationSetting>>,
+    /// With no terminal to ask on: `deny` (default) or `wait` in the approval queue.
+    pub no_tty: Option<Spanned<String>>,
 }
 
 /// A duration as written: a number of seconds or a string like `"8h"` or `"1h30m"`.

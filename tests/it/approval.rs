@@ -195,7 +195,7 @@ fn sigterm_while_asking_denies_and_restores_the_terminal() {
         unsafe { libc::kill(a.child.id() as i32, sig) };
         let f = a.finish();
         assert_eq!(f.code, 77, "{}", f.stderr);
-        assert!(f.stderr.contains("interrupted"), "{}", f.stderr);
+        assert!(f.stderr.contains("stopped while waiting for approval"), "{}", f.stderr);
         assert!(!t.exists("ran"));
         assert_eq!(t.audit()[0]["decided_by"], "signal");
     }

@@ -28,7 +28,7 @@ fn path_lists_layers_in_order() {
     t.user_rules("");
     let out = stdout(&t.run(["rules", "path"]));
     let layers: Vec<&str> = out.lines().map(|l| l.split_whitespace().next().unwrap()).collect();
-    assert_eq!(layers, ["built-in", "system", "user", "project"]);
+    assert_eq!(layers, ["built-in", "system", "user", "project", "state"]);
     assert!(out.contains("user       loaded"), "{out}");
 }
 

@@ -1,0 +1,113 @@
+//! `cmdguard log`: the audit log, filtered by session, age and verdict; `--json` passes the
+//! records through as they are stored.
+
+use std::io::Write;
+
+use anyhow::{Result, bail};
+
+use crate::audit::{self, Record};
+use crate::cli::{Global, LogArgs, LogVerdict};
+use crate::state;
+use crate::term::escape;
+
+pub fn run(global: &Global, args: &LogArgs) -> Result<u8> {
+    let since = match &args.since {
+        None => None,
+        Some(s) => Some(parse_since(s, state::now())?),
+    };
+    let session = global.session_key.as_deref().map(state::key_hash);
+    let verdict = args.verdict.map(|v| match v {
+        LogVerdict::Allow => "allow",
+        LogVerdict::Ask => "ask",
+        LogVerdict::Deny => "deny",
+    });
+    let path = state::dir()?.join(audit::FILE);
+    let (records, bad) = audit::read_all(&path)?;
+    let keep = |r: &Record| {
+        since.is_none_or(|t| r.ts >= t)
+            && session.as_ref().is_none_or(|h| r.session.as_ref() == Some(h))
+            && verdict.is_none_or(|v| r.verdict == v)
+    };
+    let mut out = std::io::stdout().lock();
+    let shown: Vec<&Record> = records.iter().filter(|r| keep(r)).collect();
+    if global.json {
+        for r in shown {
+            writeln!(out, "{}", serde_json::to_string(r)?)?;
+        }
+    } else if shown.is_empty() {
+        writeln!(out, "no decisions recorded{}", if records.is_empty() { "" } else { " that match" })?;
+    } else {
+        writeln!(out, "{:<21}{:<10}{:<15}{:<9}COMMAND", "TIME", "SESSION", "DECIDED BY", "RESULT")?;
+        for r in shown {
+            let session = r.session.as_deref().map_or("-", |h| &h[..8.min(h.len())]);
+            let result =
+                if r.ran { r.choice.as_deref().map_or("ran".into(), |c| format!("ran:{c}")) } else { "not run".into() };
+            writeln!(out, "{:<21}{session:<10}{:<15}{result:<9}{}", r.time, r.decided_by.name(), escape(&r.command))?;
+            let mut detail = format!("    {} [{}]", r.verdict, r.rules.join(", "));
+            if let Some(reason) = &r.reason {
+                detail.push_str(&format!(" reason: {}", escape(reason)));
+            }
+            writeln!(out, "{detail}")?;
+        }
+    }
+    if bad > 0 {
+        eprintln!(
+            "cmdguard: {bad} line{} of {} could not be read and were skipped",
+            if bad == 1 { "" } else { "s" },
+            path.display()
+        );
+    }
+    Ok(0)
+}
+
+/// `--since`: a duration back from now (`90m`, `1h`, `2d`) or an RFC 3339 UTC time.
+fn parse_since(text: &str, now: u64) -> Result<u64> {
+    if let Some(d) = state::parse_duration(text) {
+        return Ok(now.saturating_sub(d));
+    }
+    if let Some(t) = parse_rfc3339(text) {
+        return Ok(t);
+    }
+    bail!(crate::cmd::UsageError(format!(
+        "--since {text:?}: give a duration like 90m, 1h or 2d, or a time like 2026-12-01T09:00:00Z"
+    )))
+}
+
+/// `YYYY-MM-DDTHH:MM:SSZ` (or a plain date) to seconds since the epoch.
+fn parse_rfc3339(text: &str) -> Option<u64> {
+    let (date, time) = text.split_once(['T', ' ']).unwrap_or((text, "00:00:00Z"));
+    let mut d = date.split('-').map(|p| p.parse::<i64>().ok());
+    let (y, m, day) = (d.next()??, d.next()??, d.next()??);
+    let time = time.strip_suffix('Z').unwrap_or(time);
+    let mut t = time.split(':').map(|p| p.parse::<u64>().ok());
+    let (hh, mm, ss) = (t.next()??, t.next().flatten().unwrap_or(0), t.next().flatten().unwrap_or(0));
+    if !(1..=12).contains(&m) || !(1..=31).contains(&day) || hh > 23 || mm > 59 || ss > 60 {
+        return None;
+    }
+    // Days from civil date (inverse of state::rfc3339).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    u64::try_from(days).ok().map(|d| d * 86_400 + hh * 3600 + mm * 60 + ss)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn since_takes_durations_and_times() {
+        assert_eq!(parse_since("1h", 10_000).unwrap(), 6_400);
+        assert_eq!(parse_rfc3339("2026-12-01T13:34:56Z"), Some(1_796_132_096));
+        assert_eq!(parse_rfc3339("1970-01-01"), Some(0));
+        for secs in [0, 951_782_400, 1_796_132_096] {
+            assert_eq!(parse_rfc3339(&state::rfc3339(secs)), Some(secs));
+        }
+        assert!(parse_since("yesterday", 0).is_err());
+        assert_eq!(parse_rfc3339("2026-13-01"), None);
+    }
+}

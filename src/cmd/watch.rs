@@ -1,0 +1,248 @@
+//! `cmdguard watch`: a full-screen, live view of every session's waiting commands. Arrow keys
+//! select; `o`/`s`/`a` approve the selected request (once, for its session, always), `d` denies,
+//! `r` denies with a reason typed for the agent, `e` shows the analysis; each decision is
+//! confirmed with `y`. `q` or Esc leaves. The terminal is restored on every exit, panics included.
+
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
+use crossterm::{cursor, execute, queue, style, terminal};
+
+use crate::cli::{Global, Scope};
+use crate::queue::{self as q, Pending};
+use crate::state;
+use crate::term::escape;
+
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+
+/// Leaves the full-screen view, if it is up. Called on exit and from the panic hook.
+pub fn restore_terminal() {
+    if ACTIVE.swap(false, Ordering::SeqCst) {
+        let _ = terminal::disable_raw_mode();
+        let _ = execute!(std::io::stdout(), style::ResetColor, cursor::Show, terminal::LeaveAlternateScreen);
+    }
+}
+
+struct Screen;
+
+impl Screen {
+    fn enter() -> Result<Screen> {
+        terminal::enable_raw_mode()?;
+        ACTIVE.store(true, Ordering::SeqCst);
+        execute!(std::io::stdout(), terminal::EnterAlternateScreen, cursor::Hide)?;
+        Ok(Screen)
+    }
+}
+
+impl Drop for Screen {
+    fn drop(&mut self) {
+        restore_terminal();
+    }
+}
+
+/// What the bottom line is doing.
+enum Mode {
+    Browse,
+    /// Waiting for `y` to approve (Some(scope)) or deny (None) the selected request.
+    Confirm {
+        id: String,
+        scope: Option<Scope>,
+        reason: Option<String>,
+    },
+    /// Typing a reason for a denial.
+    Reason {
+        id: String,
+        text: String,
+    },
+    /// Showing a text (the analysis) until a key is pressed.
+    Text(Vec<String>),
+}
+
+pub fn run(_global: &Global) -> Result<u8> {
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        bail!("`cmdguard watch` needs you at an interactive terminal; run it yourself in a terminal");
+    }
+    let _screen = Screen::enter()?;
+    let mut selected = 0usize;
+    let mut mode = Mode::Browse;
+    let mut status = String::from("waiting for requests");
+    loop {
+        let list: Vec<Pending> = q::all(true)?.into_iter().filter(|p| !p.stale).collect();
+        selected = selected.min(list.len().saturating_sub(1));
+        draw(&list, selected, &mode, &status)?;
+        if !event::poll(Duration::from_millis(400))? {
+            continue;
+        }
+        let Event::Key(key) = event::read()? else { continue };
+        if key.kind != KeyEventKind::Press {
+            continue;
+        }
+        let ctrl_c = key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
+        let current = list.get(selected);
+        mode = match mode {
+            Mode::Text(_) => Mode::Browse,
+            Mode::Confirm { id, scope, reason } => {
+                if key.code == KeyCode::Char('y') {
+                    status = decide(&list, &id, scope, reason);
+                } else {
+                    status = "cancelled".into();
+                }
+                Mode::Browse
+            }
+            Mode::Reason { id, mut text } => match key.code {
+                KeyCode::Enter => {
+                    let reason = Some(text.trim().to_string()).filter(|t| !t.is_empty());
+                    Mode::Confirm { id, scope: None, reason }
+                }
+                KeyCode::Esc => {
+                    status = "cancelled".into();
+                    Mode::Browse
+                }
+                _ if ctrl_c => {
+                    status = "cancelled".into();
+                    Mode::Browse
+                }
+                KeyCode::Backspace => {
+                    text.pop();
+                    Mode::Reason { id, text }
+                }
+                KeyCode::Char(c) if !c.is_control() && text.chars().count() < 300 => {
+                    text.push(c);
+                    Mode::Reason { id, text }
+                }
+                _ => Mode::Reason { id, text },
+            },
+            Mode::Browse => match (key.code, current) {
+                (KeyCode::Char('q') | KeyCode::Esc, _) => return Ok(0),
+                _ if ctrl_c => return Ok(0),
+                (KeyCode::Up | KeyCode::Char('k'), _) => {
+                    selected = selected.saturating_sub(1);
+                    Mode::Browse
+                }
+                (KeyCode::Down | KeyCode::Char('j'), _) => {
+                    selected = (selected + 1).min(list.len().saturating_sub(1));
+                    Mode::Browse
+                }
+                (KeyCode::Char(c @ ('o' | 's' | 'a')), Some(p)) => {
+                    let scope = match c {
+                        's' => Scope::Session,
+                        'a' => Scope::Always,
+                        _ => Scope::Once,
+                    };
+                    if scope == Scope::Session && p.request.session.is_none() {
+                        status = "that request has no session key: `s` is not available".into();
+                        Mode::Browse
+                    } else if scope == Scope::Always && p.request.always.is_empty() {
+                        status = "cmdguard could not read all of that command: `a` is not available".into();
+                        Mode::Browse
+                    } else {
+                        Mode::Confirm { id: p.request.id.clone(), scope: Some(scope), reason: None }
+                    }
+                }
+                (KeyCode::Char('d'), Some(p)) => Mode::Confirm { id: p.request.id.clone(), scope: None, reason: None },
+                (KeyCode::Char('r'), Some(p)) => Mode::Reason { id: p.request.id.clone(), text: String::new() },
+                (KeyCode::Char('e'), Some(p)) => Mode::Text(explain(p)),
+                _ => Mode::Browse,
+            },
+        };
+    }
+}
+
+fn decide(list: &[Pending], id: &str, scope: Option<Scope>, reason: Option<String>) -> String {
+    let Some(p) = list.iter().find(|p| p.request.id == id) else {
+        return format!("request {id} is gone (decided elsewhere, timed out or withdrawn)");
+    };
+    match super::queue::resolve(p, scope.is_some(), scope, reason, "watch") {
+        Ok((_, said)) => said,
+        Err(e) => format!("could not decide {id}: {e:#}"),
+    }
+}
+
+/// The engine's analysis of a request, as `explain` shows it, in the request's directory.
+fn explain(p: &Pending) -> Vec<String> {
+    let r = &p.request;
+    let text = match crate::config::load(Path::new(&r.cwd), &[]) {
+        Ok(policy) => {
+            let job = crate::exec::Job::Script(r.command.clone().into());
+            let analysis = job.analyze();
+            let decision = crate::decide::decide(&policy, &analysis);
+            super::explain::trace(&policy, &job, &analysis, &decision)
+        }
+        Err(e) => format!("cannot load the rules of {}: {e}", escape(&r.cwd)),
+    };
+    text.lines().map(String::from).chain(["".into(), "(any key goes back)".into()]).collect()
+}
+
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    crate::prompt::wrap(text, width.max(10))
+}
+
+fn draw(list: &[Pending], selected: usize, mode: &Mode, status: &str) -> Result<()> {
+    let (cols, rows) = terminal::size().unwrap_or((80, 24));
+    let (w, h) = (usize::from(cols), usize::from(rows));
+    let mut lines: Vec<(String, bool)> = Vec::new();
+    let head = format!("cmdguard watch: {} waiting", list.len());
+    lines.push((head, true));
+    lines.push(("up/down select  o once  s session  a always  d deny  r deny+reason  e explain  q quit".into(), false));
+    lines.push((String::new(), false));
+    if let Mode::Text(text) = mode {
+        lines.extend(text.iter().flat_map(|l| wrap(l, w)).map(|l| (l, false)));
+    } else {
+        let now = state::now();
+        for (i, p) in list.iter().enumerate() {
+            let r = &p.request;
+            let session = r.session.as_deref().map_or("-".to_string(), |h| h[..8].to_string());
+            let age = state::human_duration(now.saturating_sub(r.created));
+            let mark = if i == selected { ">" } else { " " };
+            let row = format!("{mark} {}  {session:<8}  {age:>5}  {}", r.id, escape(&r.command));
+            let row: String = row.chars().take(w.saturating_sub(1)).collect();
+            lines.push((row, i == selected));
+        }
+        if let Some(p) = list.get(selected) {
+            let r = &p.request;
+            lines.push((String::new(), false));
+            lines.push(("selected request".into(), true));
+            for (label, value) in [
+                ("command", escape(&r.command)),
+                ("project", escape(&r.project)),
+                ("in", escape(&r.cwd)),
+                ("rules", r.rules.join(", ")),
+                ("timeout", state::human_duration((r.created + r.timeout).saturating_sub(now))),
+            ] {
+                for (j, l) in wrap(&value, w.saturating_sub(12)).into_iter().enumerate() {
+                    let head = if j == 0 { format!("  {label:<9} ") } else { " ".repeat(12) };
+                    lines.push((head + &l, false));
+                }
+            }
+        }
+    }
+    let bottom = match mode {
+        Mode::Browse | Mode::Text(_) => status.to_string(),
+        Mode::Confirm { id, scope: Some(s), .. } => {
+            format!("approve {id} ({})? y confirms, any other key cancels", s.name())
+        }
+        Mode::Confirm { id, reason, .. } => format!(
+            "deny {id}{}? y confirms, any other key cancels",
+            reason.as_deref().map(|r| format!(" with reason {:?}", escape(r))).unwrap_or_default()
+        ),
+        Mode::Reason { text, .. } => format!("reason for the agent (Enter, Esc cancels): {}", escape(text)),
+    };
+    let mut out = std::io::stdout().lock();
+    queue!(out, terminal::Clear(terminal::ClearType::All), cursor::MoveTo(0, 0))?;
+    for (i, (line, strong)) in lines.iter().take(h.saturating_sub(1)).enumerate() {
+        queue!(out, cursor::MoveTo(0, i as u16))?;
+        if *strong {
+            queue!(out, style::SetAttribute(style::Attribute::Reverse))?;
+        }
+        let line: String = line.chars().take(w).collect();
+        queue!(out, style::Print(line), style::SetAttribute(style::Attribute::Reset))?;
+    }
+    let bottom: String = bottom.chars().take(w.saturating_sub(1)).collect();
+    queue!(out, cursor::MoveTo(0, rows.saturating_sub(1)), style::Print(bottom))?;
+    out.flush()?;
+    Ok(())
+}
