@@ -56,6 +56,16 @@ pub enum Sub {
     /// List, lint and test rules
     #[command(subcommand)]
     Rules(RulesCmd),
+    /// Run like `sh ARGS...` after guarding what the shell will run (also as a link named cmdguard-sh)
+    #[command(disable_help_flag = true)]
+    Shell(ShellArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ShellArgs {
+    /// What sh would be given: -c STRING [ARG0 [ARGS...]], a script file and its arguments, or options
+    #[arg(allow_hyphen_values = true, trailing_var_arg = true, value_name = "SH_ARGS")]
+    pub args: Vec<OsString>,
 }
 
 #[derive(Debug, Args)]

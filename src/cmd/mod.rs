@@ -4,6 +4,7 @@ pub mod check;
 pub mod explain;
 pub mod rules;
 pub mod run;
+pub mod shell;
 
 use std::path::PathBuf;
 

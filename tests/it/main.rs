@@ -7,3 +7,4 @@ mod env;
 mod packs_doc;
 mod rules_cmd;
 mod run;
+mod shell;
