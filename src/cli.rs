@@ -3,7 +3,7 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Guard an AI agent's shell commands: ordinary commands run at once, dangerous ones stop.
 #[derive(Debug, Parser)]
@@ -56,9 +56,31 @@ pub enum Sub {
     /// List, lint and test rules
     #[command(subcommand)]
     Rules(RulesCmd),
+    /// Answer an agent host's pre-tool-use hook: the tool call as JSON on stdin, the verdict in the host's format
+    Hook(HookArgs),
     /// Run like `sh ARGS...` after guarding what the shell will run (also as a link named cmdguard-sh)
     #[command(disable_help_flag = true)]
     Shell(ShellArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HookArgs {
+    /// The agent host whose hook format is read and answered
+    #[arg(value_enum)]
+    pub host: Host,
+}
+
+/// Agent hosts with a pre-tool-use hook (docs/integrations.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Host {
+    /// Claude Code, PreToolUse
+    ClaudeCode,
+    /// OpenAI Codex CLI, PreToolUse
+    Codex,
+    /// GitHub Copilot CLI and coding agent, preToolUse
+    Copilot,
+    /// Gemini CLI, BeforeTool
+    Gemini,
 }
 
 #[derive(Debug, Args)]

@@ -10,3 +10,6 @@ pub const USAGE: u8 = 64;
 pub const CANNOT_EXECUTE: u8 = 126;
 /// The program was not found.
 pub const NOT_FOUND: u8 = 127;
+/// `cmdguard hook` could not even read its own command line: exit 2 is the answer that blocks
+/// the tool call in most hosts (Claude Code, Codex, Gemini CLI), where 64 would let it run.
+pub const HOOK_BLOCK: u8 = 2;

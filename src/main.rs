@@ -33,7 +33,8 @@ fn guarded_main() -> u8 {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() { exit::USAGE } else { 0 };
+            let usage = if args.iter().any(|a| a == "hook") { exit::HOOK_BLOCK } else { exit::USAGE };
+            return if e.use_stderr() { usage } else { 0 };
         }
     };
     match run(&cli) {
@@ -62,6 +63,7 @@ fn run(cli: &Cli) -> anyhow::Result<u8> {
         Some(Sub::Check(args)) => cmd::check::run(&cli.global, args),
         Some(Sub::Explain(args)) => cmd::explain::run(&cli.global, args),
         Some(Sub::Rules(r)) => cmd::rules::run(&cli.global, r),
+        Some(Sub::Hook(args)) => cmd::hook::run(&cli.global, args),
         Some(Sub::Shell(args)) => cmd::shell::run(&cli.global, &args.args),
         None => cmd::run::run(&cli.global, cmd::job(&cli.command)?),
     }

@@ -2,6 +2,7 @@
 
 pub mod check;
 pub mod explain;
+pub mod hook;
 pub mod rules;
 pub mod run;
 pub mod shell;

@@ -4,6 +4,7 @@
 mod check;
 mod corpus;
 mod env;
+mod hook;
 mod packs_doc;
 mod rules_cmd;
 mod run;
