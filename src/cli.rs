@@ -58,6 +58,12 @@ pub enum Sub {
     Rules(RulesCmd),
     /// Answer an agent host's pre-tool-use hook: the tool call as JSON on stdin, the verdict in the host's format
     Hook(HookArgs),
+    /// Print a completion script for a shell, generated from this command line
+    Completions {
+        /// The shell the script is for
+        #[arg(value_enum, value_name = "SHELL")]
+        target: clap_complete::Shell,
+    },
     /// Run like `sh ARGS...` after guarding what the shell will run (also as a link named cmdguard-sh)
     #[command(disable_help_flag = true)]
     Shell(ShellArgs),

@@ -63,6 +63,7 @@ fn run(cli: &Cli) -> anyhow::Result<u8> {
         Some(Sub::Check(args)) => cmd::check::run(&cli.global, args),
         Some(Sub::Explain(args)) => cmd::explain::run(&cli.global, args),
         Some(Sub::Rules(r)) => cmd::rules::run(&cli.global, r),
+        Some(Sub::Completions { target }) => cmd::completions::run(*target),
         Some(Sub::Hook(args)) => cmd::hook::run(&cli.global, args),
         Some(Sub::Shell(args)) => cmd::shell::run(&cli.global, &args.args),
         None => cmd::run::run(&cli.global, cmd::job(&cli.command)?),

@@ -1,6 +1,7 @@
 //! One file per subcommand; `run` is the wrapper itself (`-c STRING` / `-- PROG ARGS…`).
 
 pub mod check;
+pub mod completions;
 pub mod explain;
 pub mod hook;
 pub mod rules;

@@ -2,6 +2,7 @@
 //! working directory per test). One test binary for the whole suite keeps builds lean.
 
 mod check;
+mod completions;
 mod corpus;
 mod env;
 mod hook;
