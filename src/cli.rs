@@ -11,6 +11,13 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 #[command(
     override_usage = "cmdguard [OPTIONS] -c STRING\n       cmdguard [OPTIONS] -- PROG [ARGS]...\n       cmdguard [OPTIONS] <COMMAND>"
 )]
+#[command(after_long_help = "\
+Exit status: the command's own when it runs (128+N if signal N ended it); 77 when it was not run \
+(denied, or it needs the user's approval); 78 when the configuration is broken; 64 for a usage \
+error; 126 or 127 when the program cannot be executed or is not found.
+
+Run through a link named cmdguard-sh, cmdguard takes sh's arguments (see `cmdguard shell`).
+Documentation: README.md, docs/rules.md and docs/integrations.md in the source tree.")]
 pub struct Cli {
     #[command(flatten)]
     pub global: Global,

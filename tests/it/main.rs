@@ -6,6 +6,7 @@ mod completions;
 mod corpus;
 mod env;
 mod hook;
+mod man_page;
 mod packs_doc;
 mod rules_cmd;
 mod run;
