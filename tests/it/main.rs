@@ -8,6 +8,7 @@ mod env;
 mod hook;
 mod man_page;
 mod packs_doc;
+mod recipes;
 mod rules_cmd;
 mod run;
 mod shell;
