@@ -127,21 +127,22 @@ fn judge(global: &Global, host: Host, input: &[u8]) -> Answer {
         Some(dir) => {
             let why = format!(
                 "the call's working directory {} is not a directory, so cmdguard cannot tell which rules apply",
-                dir.display()
+                escape(&dir.to_string_lossy())
             );
             return blocked(&why);
         }
         None => match super::cwd() {
             Ok(dir) => dir,
-            Err(e) => return blocked(&format!("{e:#}")),
+            Err(e) => return blocked(&escape(&format!("{e:#}"))),
         },
     };
     let policy = match crate::config::load(&cwd, &global.rules) {
         Ok(policy) => policy,
         Err(e) => {
             return Answer::Block(format!(
-                "cmdguard: NOT RUN: cmdguard's configuration is broken, so no command can be checked: {e}. \
-                 Tell the user to fix that file; do not try to run the command another way."
+                "cmdguard: NOT RUN: cmdguard's configuration is broken, so no command can be checked: {}. \
+                 Tell the user to fix that file; do not try to run the command another way.",
+                escape(&e.to_string())
             ));
         }
     };

@@ -145,3 +145,20 @@ fn a_mistyped_host_blocks() {
     assert_eq!(code(&o), 2, "exit 2 blocks the call in Claude Code, Codex and Gemini CLI");
     assert!(stderr(&o).contains("claude-code"), "{}", stderr(&o));
 }
+
+#[test]
+fn text_from_the_call_is_escaped_in_reasons() {
+    // Hosts show reasons on a terminal: an escape sequence in the call must not repaint it.
+    let t = TestEnv::new();
+    for (command, cwd) in [("git reset --hard \u{1b}[2J", None), ("true", Some("/no/such/\u{1b}[2J"))] {
+        let mut call = serde_json::json!({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command}});
+        if let Some(cwd) = cwd {
+            call["cwd"] = cwd.into();
+        }
+        for host in ["claude-code", "codex"] {
+            let o = t.run_with_input(&["hook", host], &call.to_string());
+            let (_, reason) = decision(host, &stdout(&o)).expect("an answer");
+            assert!(reason.contains("\\x1b[2J") && !reason.contains('\u{1b}'), "{host}: {reason:?}");
+        }
+    }
+}
