@@ -109,3 +109,22 @@ fn a_link_named_cmdguard_sh_is_the_shim() {
     let o = Command::new(&other).args(["-ec", "exit 4"]).current_dir(&t.project).env("HOME", &t.home).output().unwrap();
     assert_eq!(code(&o), 64, "cmdguard has no -e option: {}", stderr(&o));
 }
+
+#[test]
+fn a_shell_on_a_terminal_is_a_person_and_runs_unguarded() {
+    // `script` gives the shim a pseudo-terminal as its standard input.
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("note: util-linux `script` is not installed; the terminal case was not run");
+        return;
+    }
+    let t = TestEnv::new();
+    let shim = format!("{} shell", env!("CARGO_BIN_EXE_cmdguard"));
+    let mut cmd = Command::new("script");
+    cmd.args(["-qec", &shim, "/dev/null"]).current_dir(&t.project).env("HOME", &t.home);
+    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(b"echo typed-$((6*7))\nexit 5\n").unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(code(&o), 5);
+    assert!(stdout(&o).contains("typed-42"), "{}", stdout(&o));
+}
