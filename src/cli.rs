@@ -3,7 +3,7 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 pub use crate::queue::Scope;
 pub use crate::rules::compile::NoTty;
@@ -14,6 +14,13 @@ pub use crate::rules::compile::NoTty;
 #[command(
     override_usage = "cmdguard [OPTIONS] -c STRING\n       cmdguard [OPTIONS] -- PROG [ARGS]...\n       cmdguard [OPTIONS] <COMMAND>"
 )]
+#[command(after_long_help = "\
+Exit status: the command's own when it runs (128+N if signal N ended it); 77 when it was not run \
+(denied, or it needs the user's approval); 78 when the configuration is broken; 64 for a usage \
+error; 126 or 127 when the program cannot be executed or is not found.
+
+Run through a link named cmdguard-sh, cmdguard takes sh's arguments (see `cmdguard shell`).
+Documentation: README.md, docs/rules.md and docs/integrations.md in the source tree.")]
 pub struct Cli {
     #[command(flatten)]
     pub global: Global,
@@ -85,6 +92,17 @@ pub enum Sub {
     Watch,
     /// What was decided, by whom and why (from the audit log)
     Log(LogArgs),
+    /// Answer an agent host's pre-tool-use hook: the tool call as JSON on stdin, the verdict in the host's format
+    Hook(HookArgs),
+    /// Print a completion script for a shell, generated from this command line
+    Completions {
+        /// The shell the script is for
+        #[arg(value_enum, value_name = "SHELL")]
+        target: clap_complete::Shell,
+    },
+    /// Run like `sh ARGS...` after guarding what the shell will run (also as a link named cmdguard-sh)
+    #[command(disable_help_flag = true)]
+    Shell(ShellArgs),
 }
 
 #[derive(Debug, Args)]
@@ -141,6 +159,33 @@ pub enum SessionCmd {
     },
     /// Remove every grant of every session
     Clear,
+}
+
+#[derive(Debug, Args)]
+pub struct HookArgs {
+    /// The agent host whose hook format is read and answered
+    #[arg(value_enum)]
+    pub host: Host,
+}
+
+/// Agent hosts with a pre-tool-use hook (docs/integrations.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Host {
+    /// Claude Code, PreToolUse
+    ClaudeCode,
+    /// OpenAI Codex CLI, PreToolUse
+    Codex,
+    /// GitHub Copilot CLI and coding agent, preToolUse
+    Copilot,
+    /// Gemini CLI, BeforeTool
+    Gemini,
+}
+
+#[derive(Debug, Args)]
+pub struct ShellArgs {
+    /// What sh would be given: -c STRING [ARG0 [ARGS...]], a script file and its arguments, or options
+    #[arg(allow_hyphen_values = true, trailing_var_arg = true, value_name = "SH_ARGS")]
+    pub args: Vec<OsString>,
 }
 
 #[derive(Debug, Args)]

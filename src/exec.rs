@@ -13,6 +13,13 @@ use crate::exit;
 pub enum Job {
     Script(OsString),
     Argv(Vec<OsString>),
+    /// The shell run with an agent's own `sh` arguments (`cmdguard shell`, `cmdguard-sh`):
+    /// `script` is the text the shell will run as far as cmdguard can read it, or why it cannot
+    /// (then the command asks); `args` go to the shell unchanged.
+    Shell {
+        script: Result<String, String>,
+        args: Vec<OsString>,
+    },
 }
 
 impl Job {
@@ -21,6 +28,12 @@ impl Job {
         match self {
             Job::Script(s) => s.to_string_lossy().into_owned(),
             Job::Argv(v) => crate::shell::join(&self.argv_lossy(v)),
+            Job::Shell { script: Ok(s), .. } => s.clone(),
+            Job::Shell { script: Err(_), args } => {
+                let words =
+                    std::iter::once("sh".to_string()).chain(args.iter().map(|a| a.to_string_lossy().into_owned()));
+                crate::shell::join(&words.collect::<Vec<_>>())
+            }
         }
     }
 
@@ -32,6 +45,12 @@ impl Job {
         match self {
             Job::Script(s) => crate::shell::analyze_script(&s.to_string_lossy()),
             Job::Argv(v) => crate::shell::analyze_argv(&self.argv_lossy(v)),
+            Job::Shell { script: Ok(s), .. } => crate::shell::analyze_script(s),
+            Job::Shell { script: Err(why), .. } => crate::shell::Analysis {
+                lines: vec![self.text()],
+                issues: vec![crate::shell::Issue { kind: crate::shell::IssueKind::Dynamic, detail: why.clone() }],
+                ..Default::default()
+            },
         }
     }
 }
@@ -41,6 +60,7 @@ pub fn exec(job: &Job, shell: &Path) -> u8 {
     let (program, err) = match job {
         Job::Script(s) => (shell.as_os_str().to_os_string(), Command::new(shell).arg("-c").arg(s).exec()),
         Job::Argv(v) => (v[0].clone(), Command::new(&v[0]).args(&v[1..]).exec()),
+        Job::Shell { args, .. } => (shell.as_os_str().to_os_string(), Command::new(shell).args(args).exec()),
     };
     let shown = crate::term::escape(&program.to_string_lossy());
     eprintln!("cmdguard: cannot run {shown}: {err}");

@@ -13,3 +13,6 @@ pub const NOT_FOUND: u8 = 127;
 
 /// A management command (trust, approve, deny) that was declined, cancelled or could not confirm.
 pub const DECLINED: u8 = 1;
+/// `cmdguard hook` could not even read its own command line: exit 2 is the answer that blocks
+/// the tool call in most hosts (Claude Code, Codex, Gemini CLI), where 64 would let it run.
+pub const HOOK_BLOCK: u8 = 2;

@@ -1,10 +1,12 @@
 //! cmdguard: a guard in front of every shell command an AI agent runs. main parses the command
 //! line, dispatches once, and maps the outcome to an exit code in one place.
 
+use std::ffi::{OsStr, OsString};
+use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Parser;
-use cmdguard::cli::{Cli, Sub};
+use cmdguard::cli::{Cli, ShellArgs, Sub};
 use cmdguard::{cmd, config, exit};
 
 fn main() -> ExitCode {
@@ -19,11 +21,22 @@ fn guarded_main() -> u8 {
         eprintln!("cmdguard: internal error, the command was not run: {info}");
         std::process::exit(i32::from(exit::NOT_RUN));
     }));
-    let cli = match Cli::try_parse() {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    let parsed = if args.first().and_then(|a| Path::new(a).file_name()) == Some(OsStr::new(cmd::shell::LINK_NAME)) {
+        // Installed as a link named cmdguard-sh, the binary is the shell shim: its arguments are sh's.
+        Cli::try_parse_from(["cmdguard"]).map(|mut cli| {
+            cli.sub = Some(Sub::Shell(ShellArgs { args: args[1..].to_vec() }));
+            cli
+        })
+    } else {
+        Cli::try_parse_from(&args)
+    };
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() { exit::USAGE } else { 0 };
+            let usage = if args.iter().any(|a| a == "hook") { exit::HOOK_BLOCK } else { exit::USAGE };
+            return if e.use_stderr() { usage } else { 0 };
         }
     };
     match run(&cli) {
@@ -60,6 +73,9 @@ fn run(cli: &Cli) -> anyhow::Result<u8> {
         Some(Sub::Deny(a)) => cmd::queue::deny(&cli.global, a),
         Some(Sub::Watch) => cmd::watch::run(&cli.global),
         Some(Sub::Log(a)) => cmd::log::run(&cli.global, a),
+        Some(Sub::Completions { target }) => cmd::completions::run(*target),
+        Some(Sub::Hook(args)) => cmd::hook::run(&cli.global, args),
+        Some(Sub::Shell(args)) => cmd::shell::run(&cli.global, &args.args),
         None => cmd::run::run(&cli.global, cmd::job(&cli.command)?),
     }
 }

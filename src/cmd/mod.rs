@@ -1,12 +1,15 @@
 //! One file per subcommand; `run` is the wrapper itself (`-c STRING` / `-- PROG ARGS…`).
 
 pub mod check;
+pub mod completions;
 pub mod explain;
+pub mod hook;
 pub mod log;
 pub mod queue;
 pub mod rules;
 pub mod run;
 pub mod session;
+pub mod shell;
 pub mod trust;
 pub mod watch;
 

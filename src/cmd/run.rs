@@ -122,7 +122,7 @@ pub fn approve_hint(inv: &Invocation<'_>) -> String {
     let key = inv.global.session_key.as_deref().map(|k| format!("--session-key {} ", crate::shell::quote(k)));
     let key = key.unwrap_or_default();
     match inv.job {
-        Job::Script(_) => format!("cmdguard {key}-c {}", crate::shell::quote(&inv.command)),
+        Job::Script(_) | Job::Shell { .. } => format!("cmdguard {key}-c {}", crate::shell::quote(&inv.command)),
         Job::Argv(_) => format!("cmdguard {key}-- {}", inv.command),
     }
 }

@@ -3,11 +3,16 @@
 
 mod approval;
 mod check;
+mod completions;
 mod corpus;
 mod env;
 mod grants;
+mod hook;
+mod man_page;
 mod packs_doc;
 mod pty;
+mod recipes;
 mod rules_cmd;
 mod run;
+mod shell;
 mod trust;
