@@ -62,6 +62,20 @@ impl Asking {
         Asking { child, pty, modes }
     }
 
+    /// A command a person runs at the terminal: stdin, stdout and /dev/tty are the terminal.
+    pub fn at_terminal(t: &TestEnv, args: &[&str], env: &[(&str, &str)]) -> Asking {
+        let pty = Pty::new(100);
+        let modes = pty.modes();
+        let mut cmd = t.command(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.stdin(pty.stdio()).stdout(pty.stdio()).stderr(Stdio::piped());
+        pty.attach(&mut cmd);
+        let child = cmd.spawn().expect("start cmdguard");
+        Asking { child, pty, modes }
+    }
+
     /// Waits for the choices line of the prompt.
     pub fn wait_prompt(&mut self) -> String {
         self.pty.expect("left, then deny")

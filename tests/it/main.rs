@@ -11,6 +11,7 @@ mod hook;
 mod man_page;
 mod packs_doc;
 mod pty;
+mod queue;
 mod recipes;
 mod rules_cmd;
 mod run;

@@ -50,6 +50,11 @@ impl Pty {
         }
     }
 
+    /// The terminal as a standard stream of the child (as when a person runs a command).
+    pub fn stdio(&self) -> std::process::Stdio {
+        self.slave.try_clone().expect("dup the terminal").into()
+    }
+
     /// Types `text` at the terminal.
     pub fn send(&mut self, text: &str) {
         self.master.write_all(text.as_bytes()).unwrap();

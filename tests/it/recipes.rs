@@ -32,25 +32,7 @@ fn bin_dir() -> PathBuf {
 /// Runs `program args…` in the test's project with its private HOME and cmdguard on PATH.
 fn run(t: &TestEnv, program: &str, args: &[&str]) -> Output {
     let path = format!("{}:{}", bin_dir().display(), std::env::var("PATH").unwrap_or_default());
-    Command::new(program)
-        .args(args)
-        .current_dir(&t.project)
-        .env("PATH", path)
-        .env("HOME", &t.home)
-        .env("XDG_CONFIG_HOME", t.home.join(".config"))
-        .env("XDG_STATE_HOME", t.home.join(".local/state"))
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
-/// Whether this build has `cmdguard session new`; the prefix recipes mint their key with it.
-fn can_mint(t: &TestEnv) -> bool {
-    let minted = code(&t.run(["session", "new"])) == 0;
-    if !minted {
-        eprintln!("note: this build has no `cmdguard session new`; the prefix recipes ran with a fixed key");
-    }
-    minted
+    t.program(program, args).env("PATH", path).output().unwrap()
 }
 
 #[test]
@@ -65,7 +47,8 @@ fn python_prefix_recipe_runs_and_refuses() {
 sys.path.insert(0, "harness")
 import recipe
 recipe.CMDGUARD = {bin:?}
-key = recipe.new_session_key() if {mint} else "conversation-1"
+key = recipe.new_session_key()
+assert key.startswith("cg-") and len(key) == 35, key
 r = recipe.run_agent_command("echo hello", key, ".")
 assert (r.returncode, r.stdout) == (0, "hello\n"), r
 r = recipe.run_agent_command("touch ran; git reset --hard", key, ".")
@@ -73,7 +56,6 @@ assert r.returncode == 77 and "NOT RUN" in r.stderr, r
 print("ok")
 "#,
         bin = env!("CARGO_BIN_EXE_cmdguard"),
-        mint = if can_mint(&t) { "True" } else { "False" },
     );
     t.write("driver.py", &driver);
     let o = run(&t, "python3", &["driver.py"]);
@@ -92,7 +74,8 @@ fn node_prefix_recipe_runs_and_refuses() {
         r#"const assert = require("node:assert");
 const recipe = require("./harness/recipe.js");
 recipe.cmdguard.path = {bin:?};
-const key = {mint} ? recipe.newSessionKey() : "conversation-1";
+const key = recipe.newSessionKey();
+assert.match(key, /^cg-[0-9a-f]{{32}}$/);
 let r = recipe.runAgentCommand("echo hello", key, ".");
 assert.deepStrictEqual([r.status, r.stdout], [0, "hello\n"]);
 r = recipe.runAgentCommand("touch ran; git reset --hard", key, ".");
@@ -101,7 +84,6 @@ assert.ok(r.stderr.includes("NOT RUN"), r.stderr);
 console.log("ok");
 "#,
         bin = env!("CARGO_BIN_EXE_cmdguard"),
-        mint = can_mint(&t),
     );
     t.write("driver.js", &driver);
     let o = run(&t, "node", &["driver.js"]);

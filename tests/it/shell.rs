@@ -91,11 +91,7 @@ fn a_link_named_cmdguard_sh_is_the_shim() {
     let dir = tempfile::tempdir().unwrap();
     let link = dir.path().join("cmdguard-sh");
     std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_cmdguard"), &link).unwrap();
-    let run = |args: &[&str]| -> Output {
-        let mut cmd = Command::new(&link);
-        cmd.args(args).current_dir(&t.project).env("HOME", &t.home).env("XDG_CONFIG_HOME", t.home.join(".config"));
-        cmd.stdin(Stdio::null()).output().unwrap()
-    };
+    let run = |args: &[&str]| -> Output { t.program(link.to_str().unwrap(), args).output().unwrap() };
     assert_eq!(code(&run(&["-c", "exit 4"])), 4);
     assert_eq!(stdout(&run(&["-c", "echo \"$0 $1\"", "zero", "one"])), "zero one\n");
     assert_eq!(code(&run(&["-ec", "git reset --hard"])), 77);
@@ -104,9 +100,9 @@ fn a_link_named_cmdguard_sh_is_the_shim() {
     // Another name is cmdguard itself.
     let other = dir.path().join("guard");
     std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_cmdguard"), &other).unwrap();
-    let o = Command::new(&other).args(["-c", "exit 4"]).current_dir(&t.project).env("HOME", &t.home).output().unwrap();
+    let o = t.program(other.to_str().unwrap(), ["-c", "exit 4"]).output().unwrap();
     assert_eq!(code(&o), 4);
-    let o = Command::new(&other).args(["-ec", "exit 4"]).current_dir(&t.project).env("HOME", &t.home).output().unwrap();
+    let o = t.program(other.to_str().unwrap(), ["-ec", "exit 4"]).output().unwrap();
     assert_eq!(code(&o), 64, "cmdguard has no -e option: {}", stderr(&o));
 }
 
@@ -119,8 +115,7 @@ fn a_shell_on_a_terminal_is_a_person_and_runs_unguarded() {
     }
     let t = TestEnv::new();
     let shim = format!("{} shell", env!("CARGO_BIN_EXE_cmdguard"));
-    let mut cmd = Command::new("script");
-    cmd.args(["-qec", &shim, "/dev/null"]).current_dir(&t.project).env("HOME", &t.home);
+    let mut cmd = t.program("script", ["-qec", &shim, "/dev/null"]);
     let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
     use std::io::Write;
     child.stdin.take().unwrap().write_all(b"echo typed-$((6*7))\nexit 5\n").unwrap();
