@@ -169,13 +169,11 @@ pub fn loosening(items: &FileItems, below: &Settings) -> Vec<String> {
 fn untrusted_notice(path: &Path, state: TrustState, loosening: &[String]) -> String {
     let shown = crate::term::escape(&path.display().to_string());
     let what = match loosening.len() {
-        1 => "1 loosening entry".to_string(),
-        n => format!("{n} loosening entries"),
+        1 => "1 entry".to_string(),
+        n => format!("{n} entries"),
     };
     let why = if state == TrustState::Changed { "changed since you trusted it" } else { "is not trusted" };
-    format!(
-        "{shown} {why}: its {what} (allow, disable, longer timeouts) are ignored; review it with `cmdguard trust {shown}`"
-    )
+    format!("{shown} {why}, so its loosening ({what}) is ignored; review it with `cmdguard trust {shown}`")
 }
 
 fn check_unique(rules: &[Rule]) -> Result<(), ConfigError> {

@@ -36,8 +36,6 @@ pub enum Unit {
 pub struct Hit {
     pub rule: usize,
     pub unit: Unit,
-    /// The matched part of the unit's text (byte range).
-    pub span: (usize, usize),
     /// Index of the allow entry that let this hit through, if any (never for deny rules).
     pub allowed_by: Option<usize>,
 }
@@ -93,8 +91,8 @@ pub fn decide(policy: &Policy, analysis: &Analysis) -> Decision {
         };
         let first = hits.len();
         for i in policy.candidates(target, text) {
-            if let Some(span) = policy.rules[i].find(text, segment) {
-                hits.push(Hit { rule: i, unit, span, allowed_by: None });
+            if policy.rules[i].fires(text, segment) {
+                hits.push(Hit { rule: i, unit, allowed_by: None });
             }
         }
         let unit_hits = &mut hits[first..];

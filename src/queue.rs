@@ -44,6 +44,8 @@ pub struct Request {
     /// The process's start time (clock ticks after boot), to tell a reused pid from the waiter.
     pub pid_start: Option<u64>,
     pub created: u64,
+    /// When the request was made, in milliseconds: the order of requests within one second.
+    pub created_ms: u64,
     /// Seconds the waiter waits before it denies.
     pub timeout: u64,
 }
@@ -235,7 +237,7 @@ pub fn all(clean: bool) -> Result<Vec<Pending>> {
             out.push(Pending { request, stale, dir: dir.clone() });
         }
     }
-    out.sort_by(|a, b| (a.request.created, &a.request.id).cmp(&(b.request.created, &b.request.id)));
+    out.sort_by(|a, b| (a.request.created_ms, &a.request.id).cmp(&(b.request.created_ms, &b.request.id)));
     Ok(out)
 }
 

@@ -155,6 +155,11 @@ pub fn now() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
 /// `secs` since the epoch as an RFC 3339 UTC time (`2026-12-01T13:40:00Z`).
 pub fn rfc3339(secs: u64) -> String {
     let days = (secs / 86_400) as i64;

@@ -67,7 +67,8 @@ pub fn trace(policy: &Policy, job: &Job, analysis: &Analysis, decision: &Decisio
             Unit::Line(0) => "the whole line".to_string(),
             Unit::Line(i) => format!("nested script {i}"),
         };
-        let matched = String::from_utf8_lossy(&text.as_bytes()[h.span.0..h.span.1]);
+        let (start, end) = r.span(text).unwrap_or((0, 0));
+        let matched = String::from_utf8_lossy(&text.as_bytes()[start..end]);
         let _ = writeln!(
             out,
             "  {} ({}) on {unit}: matched `{}`",

@@ -254,6 +254,7 @@ fn wait_in_queue(
         pid,
         pid_start: queue::process_start(pid),
         created: state::now(),
+        created_ms: state::now_ms(),
         timeout: policy.settings.timeout,
     };
     let dir = queue::submit(&request)?;

@@ -10,7 +10,10 @@ mod prefilter;
 pub mod schema;
 
 use std::borrow::Cow;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
+
+use regex_automata::hybrid;
+use regex_automata::nfa::thompson::WhichCaptures;
 
 pub use schema::{Action, Target};
 
@@ -69,25 +72,68 @@ const DFA_CACHE_BYTES: usize = 256 * 1024;
 /// so patterns are compiled over bytes with ASCII classes: `\s`, `\w`, `\d`, `\b` and `(?i)` are
 /// ASCII, `.` is any byte but `\n`. Unicode tables would make every compiled rule several times
 /// larger, and hundreds of rules must fit in a few MiB.
-#[derive(Debug, Clone)]
-pub struct Pattern(regex::bytes::Regex);
+///
+/// Deciding needs only "does it match": that is one forward lazy DFA with no capture states.
+/// The match span, which `explain` shows, comes from a full `regex` built only when asked, so a
+/// batch over every rule never builds the reverse automata, capture engines and prefilters a
+/// full regex carries (about half of a rule's memory).
+pub struct Pattern {
+    source: String,
+    dfa: hybrid::dfa::DFA,
+    cache: Mutex<hybrid::dfa::Cache>,
+    full: OnceLock<regex::bytes::Regex>,
+}
+
+impl std::fmt::Debug for Pattern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Pattern").field(&self.source).finish()
+    }
+}
 
 impl Pattern {
-    pub fn new(source: &str) -> Result<Pattern, regex::Error> {
-        regex::bytes::RegexBuilder::new(source).unicode(false).dfa_size_limit(DFA_CACHE_BYTES).build().map(Pattern)
+    pub fn new(source: &str) -> Result<Pattern, String> {
+        let dfa = hybrid::dfa::DFA::builder()
+            .syntax(regex_automata::util::syntax::Config::new().unicode(false).utf8(false))
+            .thompson(regex_automata::nfa::thompson::Config::new().utf8(false).which_captures(WhichCaptures::None))
+            .configure(
+                hybrid::dfa::DFA::config()
+                    .cache_capacity(DFA_CACHE_BYTES)
+                    // Never give up on a search: when the cache fills, clear it and go on.
+                    .minimum_cache_clear_count(None),
+            )
+            .build(source)
+            .map_err(|e| e.to_string())?;
+        let cache = Mutex::new(dfa.create_cache());
+        Ok(Pattern { source: source.to_string(), dfa, cache, full: OnceLock::new() })
     }
 
     pub fn is_match(&self, text: &str) -> bool {
-        self.0.is_match(text.as_bytes())
+        let input = regex_automata::Input::new(text.as_bytes()).earliest(true);
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        match self.dfa.try_search_fwd(&mut cache, &input) {
+            Ok(m) => m.is_some(),
+            // Not expected (no quit bytes, never gives up); the full regex answers the same.
+            Err(_) => self.full().is_match(text.as_bytes()),
+        }
+    }
+
+    fn full(&self) -> &regex::bytes::Regex {
+        self.full.get_or_init(|| {
+            regex::bytes::RegexBuilder::new(&self.source)
+                .unicode(false)
+                .dfa_size_limit(DFA_CACHE_BYTES)
+                .build()
+                .unwrap_or_else(|e| panic!("rule pattern {:?} compiled once but not now: {e}", self.source))
+        })
     }
 
     /// The byte range of the first match (it may end inside a multi-byte character).
     pub fn find(&self, text: &str) -> Option<(usize, usize)> {
-        self.0.find(text.as_bytes()).map(|m| (m.start(), m.end()))
+        self.full().find(text.as_bytes()).map(|m| (m.start(), m.end()))
     }
 
     pub fn as_str(&self) -> &str {
-        self.0.as_str()
+        &self.source
     }
 }
 
@@ -147,15 +193,27 @@ impl Rule {
         self.id.split_once('.').map_or(&self.id, |(p, _)| p)
     }
 
-    /// Where in `text` the rule matches, if it fires on it. `segment` supplies the operands
-    /// for per-operand conditions.
-    pub fn find(&self, text: &str, segment: Option<&Segment>) -> Option<(usize, usize)> {
+    /// Whether the rule fires on `text`. `segment` supplies the operands for per-operand
+    /// conditions. Only a forward search runs (no match span): `explain` asks for the span
+    /// separately, with `span`.
+    pub fn fires(&self, text: &str, segment: Option<&Segment>) -> bool {
+        self.check(text, segment).is_some()
+    }
+
+    /// Where the pattern matches `text` (for showing what a hit matched).
+    pub fn span(&self, text: &str) -> Option<(usize, usize)> {
+        self.pattern.get().find(text)
+    }
+
+    fn check(&self, text: &str, segment: Option<&Segment>) -> Option<()> {
         // Near misses are rejected by byte searches before the regex runs (or is compiled).
         let bytes = text.as_bytes();
         if !self.conjuncts.iter().all(|set| set.iter().any(|l| contains(bytes, l))) {
             return None;
         }
-        let span = self.pattern.get().find(text)?;
+        if !self.pattern.get().is_match(text) {
+            return None;
+        }
         if self.unless.as_ref().is_some_and(|u| u.get().is_match(text)) {
             return None;
         }
@@ -175,15 +233,39 @@ impl Rule {
                 return None;
             }
         }
-        Some(span)
+        Some(())
     }
 }
 
+/// Whether `needle` occurs in `haystack`. Command texts are short, where `memmem`'s Rabin-Karp
+/// path costs a multiply per byte; finding the needle's last byte with SIMD `memchr` and comparing
+/// there is several times faster (the last byte of a literal is rarely a space or a dash).
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    memchr::memmem::find(haystack, needle).is_some()
+    let Some((&last, _)) = needle.split_last() else { return true };
+    let n = needle.len();
+    if haystack.len() >= 256 {
+        return memchr::memmem::find(haystack, needle).is_some();
+    }
+    memchr::memchr_iter(last, haystack).any(|end| end + 1 >= n && &haystack[end + 1 - n..=end] == needle)
 }
 
 /// An `[[allow]]` entry: lets a segment (or pipeline, or line) through that would otherwise ask.
+#[cfg(test)]
+mod tests {
+    use super::contains;
+
+    #[test]
+    fn contains_finds_needles_anywhere() {
+        assert!(contains(b"git push --force", b"--force"));
+        assert!(contains(b"git push --force", b"git"));
+        assert!(contains(b"ab", b"b") && contains(b"x", b"") && !contains(b"", b"a"));
+        assert!(!contains(b"git push --forc", b"--force"));
+        assert!(!contains(b"e", b"ee"));
+        let long = "x".repeat(300) + "needle";
+        assert!(contains(long.as_bytes(), b"needle") && !contains(long.as_bytes(), b"needles"));
+    }
+}
+
 #[derive(Debug)]
 pub struct Allow {
     pub command: Option<String>,
