@@ -364,8 +364,10 @@ pub fn ask(req: &Request<'_>) -> Result<Answer, NoTerminal> {
     drop(probe);
     let mut tty = Tty::open()?;
     let width = tty.width();
-    tty.write(&render(req, width));
+    // Keys typed before the question exists are discarded; the question is drawn after that,
+    // so an answer to what is on the screen is never thrown away.
     tty.flush_input();
+    tty.write(&render(req, width));
     let answer = read_answer(&mut tty, req, deadline);
     let said = match &answer {
         Answer::Once => "approved once: running it".to_string(),
@@ -472,8 +474,8 @@ pub fn choose(text: &str, accept: &[char], timeout: Duration) -> Result<Option<c
     let Ok(_lock) = lock_terminal(deadline) else { return Ok(None) };
     drop(probe);
     let mut tty = Tty::open()?;
-    tty.write(&text.replace('\n', "\r\n"));
     tty.flush_input();
+    tty.write(&text.replace('\n', "\r\n"));
     let mut pending = false;
     let chosen = loop {
         let now = Instant::now();

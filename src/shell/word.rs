@@ -9,6 +9,19 @@ fn is_meta(c: char) -> bool {
 }
 
 /// Adds literal text to a word, merging with a previous literal of the same quoting.
+/// Appends one character of literal text (no allocation when it extends the last part).
+fn push_char(parts: &mut Vec<Part>, c: char, quoted: bool) {
+    if let Some(Part::Lit { text, quoted: q }) = parts.last_mut()
+        && *q == quoted
+    {
+        text.push(c);
+        return;
+    }
+    let mut text = String::with_capacity(16);
+    text.push(c);
+    parts.push(Part::Lit { text, quoted });
+}
+
 fn push_lit(parts: &mut Vec<Part>, s: &str, quoted: bool) {
     if let Some(Part::Lit { text, quoted: q }) = parts.last_mut()
         && *q == quoted
@@ -63,7 +76,7 @@ impl Parser {
                 '\\' => match self.peek_at(1) {
                     Some('\n') => self.pos += 2,
                     Some(n) => {
-                        push_lit(&mut parts, &n.to_string(), true);
+                        push_char(&mut parts, n, true);
                         self.pos += 2;
                     }
                     None => {
@@ -100,7 +113,7 @@ impl Parser {
                     parts.push(Part::Subst { script, quoted: false });
                 }
                 _ => {
-                    push_lit(&mut parts, &c.to_string(), false);
+                    push_char(&mut parts, c, false);
                     self.pos += 1;
                 }
             }
@@ -148,7 +161,7 @@ impl Parser {
                     match self.peek_at(1) {
                         Some('\n') => self.pos += 2,
                         Some(n) if specials.contains(&n) => {
-                            push_lit(&mut parts, &n.to_string(), true);
+                            push_char(&mut parts, n, true);
                             self.pos += 2;
                         }
                         _ => {
@@ -163,7 +176,7 @@ impl Parser {
                     parts.push(Part::Subst { script, quoted: true });
                 }
                 _ => {
-                    push_lit(&mut parts, &c.to_string(), true);
+                    push_char(&mut parts, c, true);
                     self.pos += 1;
                 }
             }
