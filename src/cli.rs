@@ -82,6 +82,8 @@ pub enum Sub {
         /// The file (default: the project's .cmdguard.toml, found walking up)
         file: Option<PathBuf>,
     },
+    /// Check the installation end to end: PATH, rules, trust, state directory, terminal, agent hooks
+    Doctor,
     /// Commands waiting for approval (no terminal, no_tty = "wait"), across sessions
     Pending,
     /// Approve a waiting command: by id, or the oldest (or --all) of one --session-key

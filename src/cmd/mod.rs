@@ -2,6 +2,7 @@
 
 pub mod check;
 pub mod completions;
+pub mod doctor;
 pub mod explain;
 pub mod hook;
 pub mod log;
