@@ -5,6 +5,7 @@ pub mod completions;
 pub mod doctor;
 pub mod explain;
 pub mod hook;
+pub mod init;
 pub mod log;
 pub mod queue;
 pub mod rules;

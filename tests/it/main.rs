@@ -9,6 +9,7 @@ mod doctor;
 mod env;
 mod grants;
 mod hook;
+mod init;
 mod man_page;
 mod packs_doc;
 mod pty;
