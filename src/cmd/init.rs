@@ -25,6 +25,13 @@ use detect::Finding;
 pub fn run(_global: &Global, args: &InitArgs) -> Result<u8> {
     let cwd = super::cwd()?;
     let existing = config::find_project_file(&cwd);
+    if let Some(f) = existing.as_ref().filter(|_| !args.print) {
+        let f = escape(&f.display().to_string());
+        eprintln!(
+            "cmdguard init: {f} already exists, and init never overwrites a rules file; edit it, then check it with `cmdguard rules test {f}`"
+        );
+        return Ok(DECLINED);
+    }
     let root = config::project_root(&cwd);
     let path = root.join(PROJECT_FILE);
     let mut findings = detect::detect(&root);
@@ -44,13 +51,6 @@ pub fn run(_global: &Global, args: &InitArgs) -> Result<u8> {
             );
         }
         return Ok(0);
-    }
-    if let Some(f) = existing {
-        let f = escape(&f.display().to_string());
-        eprintln!(
-            "cmdguard init: {f} already exists, and init never overwrites a rules file; edit it, then check it with `cmdguard rules test {f}`"
-        );
-        return Ok(DECLINED);
     }
     let mut store = Store::open()?;
     write_new(&path, text.as_bytes())?;

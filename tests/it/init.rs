@@ -102,6 +102,13 @@ fn init_never_overwrites_a_rules_file() {
     assert_eq!(code(&o), 1);
     assert!(stderr(&o).contains(&format!("{} already exists", file.display())), "{}", stderr(&o));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), mine);
+    // Not even a broken one, which is the user's to fix.
+    std::fs::write(&file, "[[rule\n").unwrap();
+    let o = t.run(["init"]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("already exists"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "[[rule\n");
+    std::fs::write(&file, mine).unwrap();
 
     // Nor a file further up, above a nested repository: it is in force there, so init says where.
     let nested = t.project.join("vendor/lib");
