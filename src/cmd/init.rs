@@ -5,6 +5,7 @@
 
 mod detect;
 mod template;
+mod tools;
 
 use std::fs::OpenOptions;
 use std::io::Write;
