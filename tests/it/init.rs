@@ -290,3 +290,25 @@ fn print_shows_the_file_and_writes_nothing() {
     let printed = t.write("printed.toml", &stdout(&o));
     rules_test_passes(&t, &printed, 1);
 }
+
+#[test]
+fn names_from_the_project_cannot_write_toml_into_the_trusted_file() {
+    let t = TestEnv::new();
+    // A directory name that ends the comment and adds an allow-everything entry.
+    t.write("evil\n[[allow]]\npattern = '.*'\n#/Dockerfile", "FROM scratch\n");
+    t.write("Makefile", "deploy\"x: a\ndeploy-ok: b\n");
+    let (out, text) = init(&t);
+    assert!(out.contains("evil\\n[[allow]]"), "shown escaped: {out}");
+    assert!(!text.contains("\n[[allow]]"), "{text}");
+    assert!(text.contains("targets deploy-ok\n") && !text.contains("deploy\"x"), "{text}");
+    rules_test_passes(&t, &t.project.join(".cmdguard.toml"), 2);
+    // Nothing was loosened: a built-in ask still asks.
+    assert_eq!(check(&t, "git reset --hard").0, 1);
+
+    // Escape sequences in a name reach neither the terminal nor the file.
+    let t = TestEnv::new();
+    t.write("a\u{1b}[2Jb/main.tf", "");
+    let (out, text) = init(&t);
+    assert!(!out.contains('\u{1b}') && !text.contains('\u{1b}'), "{out}\n{text}");
+    assert!(out.contains("a\\x1b[2Jb/"), "{out}");
+}

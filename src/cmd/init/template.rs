@@ -6,6 +6,7 @@
 use std::fmt::Write as _;
 
 use super::detect::{Draft, Finding};
+use crate::term::escape;
 
 const HEADER: &str = "\
 # cmdguard rules for this project, written by `cmdguard init`.
@@ -53,7 +54,9 @@ pub fn render(findings: &[Finding]) -> String {
         out.push_str("\n# Deploy and publish commands found in this project: each asks before it runs.\n");
     }
     for f in findings {
-        let _ = write!(out, "\n# {}\n", f.found);
+        // Paths in `found` come from the project's tree: escaped, a newline in a directory name
+        // cannot end the comment and write TOML of its own into a file init trusts.
+        let _ = write!(out, "\n# {}\n", escape(&f.found));
         rule(&mut out, &f.rule);
     }
     allow_example(&mut out, findings);
