@@ -94,12 +94,17 @@ fn unique_ids(findings: &mut [Finding], policy: &Policy) {
     }
 }
 
-/// The generated file must load and its rules must pass their own examples, as
+/// The generated file must load, loosen nothing, and its rules must pass their own examples, as
 /// `cmdguard rules test` will check; anything else is a bug here, and nothing is written.
 fn self_check(path: &Path, text: &str) -> Result<()> {
     let name = path.display().to_string();
     let items = compile::parse_file(&name, text, Layer::Project)
         .map_err(|e| anyhow!("the generated rules file does not load (a bug in cmdguard init): {e}"))?;
+    // init trusts what it writes, so what it writes may only restrict.
+    let loosening = config::loosening(&items, &Default::default());
+    if !loosening.is_empty() {
+        bail!("the generated rules file would loosen the rules (a bug in cmdguard init): {}", loosening.join("; "));
+    }
     let mut rules = compile::builtin_rules();
     rules.extend(items.rules);
     let policy = Policy::new(rules, items.allows, Default::default(), Vec::new());
@@ -130,5 +135,25 @@ fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
         }
         // A file system without hard links: create the file in place, still never replacing one.
         Err(_) => create(path).with_context(|| format!("cannot write {}", path.display())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::self_check;
+    use std::path::Path;
+
+    #[test]
+    fn the_self_check_refuses_loosening_and_failing_examples() {
+        let path = Path::new("/p/.cmdguard.toml");
+        let rule = "[[rule]]\nid = \"project.x\"\naction = \"ask\"\npattern = '^make deploy'\nreason = \"r\"\n";
+        self_check(path, &format!("{rule}examples = [\"make deploy\"]\ncounterexamples = [\"make test\"]\n")).unwrap();
+        let e = self_check(path, &format!("{rule}examples = [\"make test\"]\n")).unwrap_err();
+        assert!(e.to_string().contains("fail their own examples"), "{e}");
+        for loosening in ["[[allow]]\ncommand = \"x\"\n", "disable = [\"git\"]\n", "[settings]\ntimeout = 9999\n"] {
+            let e = self_check(path, loosening).unwrap_err();
+            assert!(e.to_string().contains("would loosen"), "{loosening}: {e}");
+        }
+        assert!(self_check(path, "[[rule]\n").unwrap_err().to_string().contains("does not load"));
     }
 }
