@@ -52,40 +52,54 @@ const GEMINI: Host = Host {
 
 /// One check per host, for the project at `project`.
 pub fn checks(project: &Path) -> Vec<Check> {
-    let home = directories::BaseDirs::new().map(|d| d.home_dir().to_path_buf()).unwrap_or_default();
+    // Without a home directory only the project's files are looked at.
+    let home = directories::BaseDirs::new().map(|d| d.home_dir().to_path_buf());
     let env_dir = |var: &str, default: &str| match std::env::var_os(var) {
-        Some(v) if !v.is_empty() => PathBuf::from(v),
-        _ => home.join(default),
+        Some(v) if !v.is_empty() => Some(PathBuf::from(v)),
+        _ => home.as_ref().map(|h| h.join(default)),
     };
     let codex = env_dir("CODEX_HOME", ".codex");
     let copilot = env_dir("COPILOT_HOME", ".copilot");
-    let places = |files: &[PathBuf]| Places { files: files.to_vec(), dirs: Vec::new() };
+    let claude = home.as_ref().map(|h| h.join(".claude"));
+    let gemini = home.as_ref().map(|h| h.join(".gemini"));
+    let files = |list: Vec<Option<PathBuf>>| Places { files: list.into_iter().flatten().collect(), dirs: Vec::new() };
+    let home = home.unwrap_or_default();
     vec![
         check(
             &CLAUDE_CODE,
-            &places(&[
-                home.join(".claude/settings.json"),
-                project.join(".claude/settings.json"),
-                project.join(".claude/settings.local.json"),
+            &files(vec![
+                claude.map(|d| d.join("settings.json")),
+                Some(project.join(".claude/settings.json")),
+                Some(project.join(".claude/settings.local.json")),
             ]),
             &home,
         ),
         check(
             &CODEX,
-            &places(&[
-                codex.join("hooks.json"),
-                codex.join("config.toml"),
-                project.join(".codex/hooks.json"),
-                project.join(".codex/config.toml"),
+            &files(vec![
+                codex.as_ref().map(|d| d.join("hooks.json")),
+                codex.as_ref().map(|d| d.join("config.toml")),
+                Some(project.join(".codex/hooks.json")),
+                Some(project.join(".codex/config.toml")),
             ]),
             &home,
         ),
         check(
             &COPILOT,
-            &Places { files: Vec::new(), dirs: vec![project.join(".github/hooks"), copilot.join("hooks")] },
+            &Places {
+                files: Vec::new(),
+                dirs: [Some(project.join(".github/hooks")), copilot.map(|d| d.join("hooks"))]
+                    .into_iter()
+                    .flatten()
+                    .collect(),
+            },
             &home,
         ),
-        check(&GEMINI, &places(&[home.join(".gemini/settings.json"), project.join(".gemini/settings.json")]), &home),
+        check(
+            &GEMINI,
+            &files(vec![gemini.map(|d| d.join("settings.json")), Some(project.join(".gemini/settings.json"))]),
+            &home,
+        ),
     ]
 }
 
