@@ -82,6 +82,10 @@ pub enum Sub {
         /// The file (default: the project's .cmdguard.toml, found walking up)
         file: Option<PathBuf>,
     },
+    /// Write a commented .cmdguard.toml for this project, asking before the deploy and publish commands it finds
+    Init(InitArgs),
+    /// Check the installation end to end: PATH, rules, trust, state directory, terminal, agent hooks
+    Doctor,
     /// Commands waiting for approval (no terminal, no_tty = "wait"), across sessions
     Pending,
     /// Approve a waiting command: by id, or the oldest (or --all) of one --session-key
@@ -207,4 +211,11 @@ pub enum RulesCmd {
     Test { file: Option<PathBuf> },
     /// Which rules files are read, in order
     Path,
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Print the file instead of writing it (what was found goes to stderr)
+    #[arg(long, visible_alias = "dry-run")]
+    pub print: bool,
 }

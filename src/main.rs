@@ -68,6 +68,8 @@ fn run(cli: &Cli) -> anyhow::Result<u8> {
         Some(Sub::Session(s)) => cmd::session::run(&cli.global, s),
         Some(Sub::Trust { file }) => cmd::trust::trust(&cli.global, file.as_deref()),
         Some(Sub::Untrust { file }) => cmd::trust::untrust(&cli.global, file.as_deref()),
+        Some(Sub::Init(args)) => cmd::init::run(&cli.global, args),
+        Some(Sub::Doctor) => cmd::doctor::run(&cli.global),
         Some(Sub::Pending) => cmd::queue::pending(&cli.global),
         Some(Sub::Approve(a)) => cmd::queue::approve(&cli.global, a),
         Some(Sub::Deny(a)) => cmd::queue::deny(&cli.global, a),

@@ -81,26 +81,39 @@ struct Tty {
     trap: Trap,
 }
 
+/// The controlling terminal, if a prompt could be shown on it now: it opens, is a terminal, and
+/// this process is in its foreground. Returned with its current modes, unchanged.
+fn open_terminal() -> Result<(File, libc::termios), NoTerminal> {
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open("/dev/tty")
+        .map_err(|e| NoTerminal(format!("no terminal to ask on (/dev/tty: {e})")))?;
+    let fd = file.as_raw_fd();
+    // SAFETY: fd is open; these calls only query it.
+    let (foreground, ours) = unsafe { (libc::tcgetpgrp(fd), libc::getpgrp()) };
+    if foreground != ours {
+        return Err(NoTerminal("cmdguard runs in a background job of the terminal, where it cannot ask".into()));
+    }
+    // SAFETY: a zeroed termios is a valid out-parameter for tcgetattr.
+    let mut saved: libc::termios = unsafe { std::mem::zeroed() };
+    // SAFETY: fd is open; saved is a valid termios.
+    if unsafe { libc::tcgetattr(fd, &mut saved) } != 0 {
+        return Err(NoTerminal(format!("/dev/tty is not a terminal: {}", std::io::Error::last_os_error())));
+    }
+    Ok((file, saved))
+}
+
+/// Whether a prompt could be shown now, without touching the terminal (`cmdguard doctor`).
+pub fn check_terminal() -> Result<(), NoTerminal> {
+    open_terminal().map(drop)
+}
+
 impl Tty {
     fn open() -> Result<Tty, NoTerminal> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .custom_flags(libc::O_NOCTTY | libc::O_CLOEXEC)
-            .open("/dev/tty")
-            .map_err(|e| NoTerminal(format!("no terminal to ask on (/dev/tty: {e})")))?;
+        let (file, saved) = open_terminal()?;
         let fd = file.as_raw_fd();
-        // SAFETY: fd is open; these calls only query it.
-        let (foreground, ours) = unsafe { (libc::tcgetpgrp(fd), libc::getpgrp()) };
-        if foreground != ours {
-            return Err(NoTerminal("cmdguard runs in a background job of the terminal, where it cannot ask".into()));
-        }
-        // SAFETY: a zeroed termios is a valid out-parameter for tcgetattr.
-        let mut saved: libc::termios = unsafe { std::mem::zeroed() };
-        // SAFETY: fd is open; saved is a valid termios.
-        if unsafe { libc::tcgetattr(fd, &mut saved) } != 0 {
-            return Err(NoTerminal(format!("/dev/tty is not a terminal: {}", std::io::Error::last_os_error())));
-        }
         let trap = Trap::install().map_err(|e| NoTerminal(format!("cannot set up the prompt: {e}")))?;
         *SAVED.lock().unwrap_or_else(|p| p.into_inner()) = Some((fd, saved));
         let mut raw = saved;

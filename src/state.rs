@@ -15,11 +15,16 @@ use sha2::{Digest, Sha256};
 
 /// The state directory, created private if it does not exist yet.
 pub fn dir() -> Result<PathBuf> {
-    let dirs = directories::ProjectDirs::from("", "", "cmdguard")
-        .context("cannot find a home directory for cmdguard's state (is HOME set?)")?;
-    let dir = dirs.state_dir().unwrap_or_else(|| dirs.data_local_dir()).to_path_buf();
+    let dir = dir_path()?;
     private_dir(&dir)?;
     Ok(dir)
+}
+
+/// Where the state directory is, without creating or changing it (`cmdguard doctor` inspects it).
+pub fn dir_path() -> Result<PathBuf> {
+    let dirs = directories::ProjectDirs::from("", "", "cmdguard")
+        .context("cannot find a home directory for cmdguard's state (is HOME set?)")?;
+    Ok(dirs.state_dir().unwrap_or_else(|| dirs.data_local_dir()).to_path_buf())
 }
 
 /// A subdirectory of the state directory, created private.

@@ -2,8 +2,10 @@
 
 pub mod check;
 pub mod completions;
+pub mod doctor;
 pub mod explain;
 pub mod hook;
+pub mod init;
 pub mod log;
 pub mod queue;
 pub mod rules;

@@ -109,18 +109,27 @@ fn test(global: &Global, file: Option<&Path>) -> Result<u8> {
         None => None,
     };
     let policy = crate::config::load(&cwd, &extra)?;
+    let (rules, cases, failures) = examples(&policy, shown.as_deref());
+    for f in &failures {
+        println!("FAIL {f}");
+    }
+    println!("{rules} rules, {cases} examples and counterexamples");
+    println!("examples: {} passed, {} failed", cases - failures.len(), failures.len());
+    Ok(if failures.is_empty() { 0 } else { 1 })
+}
+
+/// Checks the examples and counterexamples of every rule in `policy` (only those written in
+/// `file`, if given): (rules checked, cases checked, one line per failure).
+pub fn examples(policy: &Policy, file: Option<&str>) -> (usize, usize, Vec<String>) {
     let mut failures = Vec::new();
     let (mut rules, mut cases) = (0, 0);
-    for rule in &policy.rules {
-        if shown.as_ref().is_some_and(|f| &rule.origin.file != f) {
-            continue;
-        }
+    for rule in policy.rules.iter().filter(|r| file.is_none_or(|f| r.origin.file == f)) {
         rules += 1;
         let expectations =
             rule.examples.iter().map(|e| (e, true)).chain(rule.counterexamples.iter().map(|e| (e, false)));
         for (example, want) in expectations {
             cases += 1;
-            let decision = decide(&policy, &analyze_script(example));
+            let decision = decide(policy, &analyze_script(example));
             let hit = decision.hits.iter().any(|h| policy.rules[h.rule].id == rule.id);
             if hit != want {
                 let what = if want { "example not caught" } else { "counterexample caught" };
@@ -128,10 +137,5 @@ fn test(global: &Global, file: Option<&Path>) -> Result<u8> {
             }
         }
     }
-    for f in &failures {
-        println!("FAIL {f}");
-    }
-    println!("{rules} rules, {cases} examples and counterexamples");
-    println!("examples: {} passed, {} failed", cases - failures.len(), failures.len());
-    Ok(if failures.is_empty() { 0 } else { 1 })
+    (rules, cases, failures)
 }
