@@ -64,14 +64,16 @@ fn emit_pack(path: &Path, pack: &str, seen: &mut HashSet<String>, out: &mut Stri
             }
         }
         let (line, _) = schema::line_col(&text, rule.id.span().start);
-        let (anchored, lits) = match literals::prefilter(rule.pattern.get_ref()) {
+        let pre = literals::prefilter(rule.pattern.get_ref());
+        let conjunct_sets = literals::conjuncts_after(pre.as_ref(), rule.pattern.get_ref());
+        let (anchored, lits) = match pre {
             Some((anchored, l)) => {
                 let items: Vec<String> = l.iter().map(|b| format!("b\"{}\"", b.escape_ascii())).collect();
                 (anchored, format!("Some(&[{}])", items.join(", ")))
             }
             None => (false, "None".to_string()),
         };
-        let conjuncts: Vec<String> = literals::conjuncts(rule.pattern.get_ref())
+        let conjuncts: Vec<String> = conjunct_sets
             .iter()
             .map(|set| {
                 format!(

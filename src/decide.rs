@@ -78,6 +78,7 @@ pub fn unit_text(analysis: &Analysis, unit: Unit) -> &str {
 
 pub fn decide(policy: &Policy, analysis: &Analysis) -> Decision {
     let mut hits = Vec::new();
+    let mut candidates = Vec::new();
     let mut verdict = Verdict::Pass;
     let units = (0..analysis.segments.len())
         .map(|i| (Unit::Segment(i), Target::Segment))
@@ -90,7 +91,8 @@ pub fn decide(policy: &Policy, analysis: &Analysis) -> Decision {
             _ => None,
         };
         let first = hits.len();
-        for i in policy.candidates(target, text) {
+        policy.candidates_into(target, text, &mut candidates);
+        for &i in &candidates {
             if policy.rules[i].fires(text, segment) {
                 hits.push(Hit { rule: i, unit, allowed_by: None });
             }

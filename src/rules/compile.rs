@@ -170,8 +170,8 @@ pub fn parse_file(file: &str, text: &str, layer: Layer) -> Result<FileItems, Con
             operand: optional("operand", &r.operand)?,
             unless_operand: optional("unless_operand", &r.unless_operand)?,
             literals: prefilter.as_ref().map(|(_, ls)| ls.iter().cloned().map(Cow::Owned).collect()),
-            anchored: prefilter.is_some_and(|(anchored, _)| anchored),
-            conjuncts: super::literals::conjuncts(pattern.as_str())
+            anchored: prefilter.as_ref().is_some_and(|(anchored, _)| *anchored),
+            conjuncts: super::literals::conjuncts_after(prefilter.as_ref(), pattern.as_str())
                 .into_iter()
                 .map(|set| set.into_iter().map(Cow::Owned).collect())
                 .collect(),

@@ -83,6 +83,17 @@ pub fn conjuncts(pattern: &str) -> Vec<Vec<Vec<u8>>> {
     out
 }
 
+/// The conjunct sets worth checking once the prefilter has chosen the rule: a set is dropped when
+/// every prefilter literal contains one of its literals, since the text then holds it already.
+pub fn conjuncts_after(prefilter: Option<&(bool, Vec<Vec<u8>>)>, pattern: &str) -> Vec<Vec<Vec<u8>>> {
+    let mut sets = conjuncts(pattern);
+    if let Some((_, lits)) = prefilter {
+        let contains = |hay: &[u8], needle: &[u8]| hay.windows(needle.len()).any(|w| w == needle);
+        sets.retain(|set| !lits.iter().all(|l| set.iter().any(|s| contains(l, s))));
+    }
+    sets
+}
+
 /// Prefilter literals of a pattern and whether they are anchored: for a pattern that matches only
 /// at the start of the text (`^rm\s`), literals one of which the text must start with; else
 /// literals one of which it must contain. `None` when no useful finite set exists.
@@ -130,6 +141,21 @@ pub fn required_literals(pattern: &str) -> Option<Vec<Vec<u8>>> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod conjunct_tests {
+    use super::*;
+
+    #[test]
+    fn sets_the_prefilter_implies_are_dropped() {
+        let p = r"^aws\s+(.*\s)?s3\s+(.*\s)?(rb|rm)(\s|$)";
+        let pre = prefilter(p);
+        assert_eq!(pre.as_ref().map(|(a, l)| (*a, l.clone())), Some((true, vec![b"aws".to_vec()])));
+        let sets = conjuncts_after(pre.as_ref(), p);
+        assert!(!sets.iter().any(|s| s == &vec![b"aws".to_vec()]), "{sets:?}");
+        assert!(sets.iter().any(|s| s.contains(&b"s3".to_vec())), "{sets:?}");
+    }
 }
 
 #[cfg(test)]

@@ -359,12 +359,12 @@ impl Policy {
         Policy { rules, allows, settings, sources, notices: Vec::new(), prefilter }
     }
 
-    /// Indexes of the rules for `target` that could match `text`, in rule order.
-    pub fn candidates(&self, target: Target, text: &str) -> Vec<usize> {
-        let mut out = Vec::new();
-        self.prefilter.candidates(target, text, &mut out);
+    /// Indexes of the rules for `target` that could match `text`, in rule order, into `out`
+    /// (cleared first; a buffer kept across calls saves an allocation per text).
+    pub fn candidates_into(&self, target: Target, text: &str, out: &mut Vec<usize>) {
+        out.clear();
+        self.prefilter.candidates(target, text, out);
         out.sort_unstable();
         out.dedup();
-        out
     }
 }

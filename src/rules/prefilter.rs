@@ -32,6 +32,9 @@ struct Table {
 }
 
 pub struct Prefilter {
+    /// One bit per two-byte key that starts some floating literal: most positions of a text
+    /// start none, and are passed over with one bit test instead of a table probe.
+    keys: Vec<u64>,
     /// Literals that may occur anywhere.
     floating: Table,
     /// Literals that must start the text.
@@ -68,23 +71,34 @@ impl Prefilter {
                 if rule.anchored { anchored.push(entry) } else { floating.push(entry) }
             }
         }
-        Prefilter { floating: Table::new(floating), anchored: Table::new(anchored), arena, always }
+        let mut keys = vec![0u64; 1 << 10];
+        for e in &floating {
+            keys[usize::from(e.key >> 6)] |= 1 << (e.key & 63);
+        }
+        Prefilter { keys, floating: Table::new(floating), anchored: Table::new(anchored), arena, always }
     }
 
     /// Pushes the rules for `target` that could match `text` (unsorted, may repeat).
     pub fn candidates(&self, target: Target, text: &str, out: &mut Vec<usize>) {
         out.extend(self.always.iter().filter(|(_, t)| *t == target).map(|(i, _)| *i));
         let bytes = text.as_bytes();
+        if bytes.len() >= 2 {
+            self.probe(&self.anchored, key(bytes[0], bytes[1]), target, bytes, out);
+        }
         for at in 0..bytes.len().saturating_sub(1) {
             let k = key(bytes[at], bytes[at + 1]);
-            let tables: &[&Table] = if at == 0 { &[&self.floating, &self.anchored] } else { &[&self.floating] };
-            for table in tables {
-                for e in table.run(k) {
-                    let literal = &self.arena[e.start as usize..(e.start + e.len) as usize];
-                    if e.target == target && bytes[at..].starts_with(literal) {
-                        out.push(e.rule as usize);
-                    }
-                }
+            if self.keys[usize::from(k >> 6)] & (1 << (k & 63)) != 0 {
+                self.probe(&self.floating, k, target, &bytes[at..], out);
+            }
+        }
+    }
+
+    /// Pushes the rules of `table` whose literal for key `k` starts `rest`.
+    fn probe(&self, table: &Table, k: u16, target: Target, rest: &[u8], out: &mut Vec<usize>) {
+        for e in table.run(k) {
+            let literal = &self.arena[e.start as usize..(e.start + e.len) as usize];
+            if e.target == target && rest.starts_with(literal) {
+                out.push(e.rule as usize);
             }
         }
     }
