@@ -34,6 +34,17 @@ fn main() {
     std::fs::write(dest, out).expect("write builtin_rules.rs");
 }
 
+/// A byte-string literal as a `Cow<'static, [u8]>` constant.
+fn bytes_cow(b: &[u8]) -> String {
+    format!("Cow::Borrowed(b\"{}\" as &[u8])", b.escape_ascii())
+}
+
+/// A list of strings as a `&'static [Cow<'static, str>]` constant.
+fn str_cows(items: &[String]) -> String {
+    let items: Vec<String> = items.iter().map(|s| format!("Cow::Borrowed({s:?})")).collect();
+    format!("&[{}]", items.join(", "))
+}
+
 fn fail(path: &Path, text: &str, offset: usize, what: &str) -> ! {
     let (line, col) = schema::line_col(text, offset);
     panic!("{}:{line}:{col}: {what}", path.display());
@@ -68,19 +79,14 @@ fn emit_pack(path: &Path, pack: &str, seen: &mut HashSet<String>, out: &mut Stri
         let conjunct_sets = literals::conjuncts_after(pre.as_ref(), rule.pattern.get_ref());
         let (anchored, lits) = match pre {
             Some((anchored, l)) => {
-                let items: Vec<String> = l.iter().map(|b| format!("b\"{}\"", b.escape_ascii())).collect();
+                let items: Vec<String> = l.iter().map(|b| bytes_cow(b)).collect();
                 (anchored, format!("Some(&[{}])", items.join(", ")))
             }
             None => (false, "None".to_string()),
         };
         let conjuncts: Vec<String> = conjunct_sets
             .iter()
-            .map(|set| {
-                format!(
-                    "&[{}]",
-                    set.iter().map(|b| format!("b\"{}\"", b.escape_ascii())).collect::<Vec<_>>().join(", ")
-                )
-            })
+            .map(|set| format!("Cow::Borrowed(&[{}])", set.iter().map(|b| bytes_cow(b)).collect::<Vec<_>>().join(", ")))
             .collect();
         let conjuncts = format!("&[{}]", conjuncts.join(", "));
         let opt = |o: &Option<toml::Spanned<String>>| match o {
@@ -90,8 +96,8 @@ fn emit_pack(path: &Path, pack: &str, seen: &mut HashSet<String>, out: &mut Stri
         let _ = writeln!(
             out,
             "    BuiltinRule {{ id: {id:?}, action: Action::{:?}, target: Target::{:?}, pattern: {:?}, \
-             unless: {}, operand: {}, unless_operand: {}, reason: {:?}, tip: {:?}, examples: &{:?}, \
-             counterexamples: &{:?}, file: {:?}, line: {line}, literals: {lits}, anchored: {anchored}, conjuncts: {conjuncts} }},",
+             unless: {}, operand: {}, unless_operand: {}, reason: {:?}, tip: {:?}, examples: {}, \
+             counterexamples: {}, file: {:?}, line: {line}, literals: {lits}, anchored: {anchored}, conjuncts: {conjuncts} }},",
             rule.action,
             rule.target,
             rule.pattern.get_ref(),
@@ -100,8 +106,8 @@ fn emit_pack(path: &Path, pack: &str, seen: &mut HashSet<String>, out: &mut Stri
             opt(&rule.unless_operand),
             rule.reason,
             rule.tip,
-            rule.examples,
-            rule.counterexamples,
+            str_cows(&rule.examples),
+            str_cows(&rule.counterexamples),
             format!("rules/{pack}.toml"),
         );
     }

@@ -30,7 +30,7 @@ pub struct Cli {
     pub sub: Option<Sub>,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 pub struct Global {
     /// The agent session this command belongs to (never read from the environment)
     #[arg(long, global = true, value_name = "KEY")]
@@ -50,7 +50,7 @@ pub struct Global {
 }
 
 /// A command to run or judge: shell text, or argv after `--`.
-#[derive(Debug, Args, Clone)]
+#[derive(Debug, Default, Args, Clone)]
 pub struct CommandArgs {
     /// A shell command string, run as `SHELL -c STRING`
     #[arg(short = 'c', value_name = "STRING", allow_hyphen_values = true)]
@@ -218,4 +218,112 @@ pub struct InitArgs {
     /// Print the file instead of writing it (what was found goes to stderr)
     #[arg(long, visible_alias = "dry-run")]
     pub print: bool,
+}
+
+/// The wrapper's own command line — global options, then `-c STRING` or `-- PROG ARGS…` — read
+/// without building clap's full command tree, which is most of cmdguard's start-up work for
+/// a command that matches no rule. Anything else (a subcommand, `--help`, a repeated or unknown
+/// option, an option value that is not valid) returns `None`, and clap parses the line as usual;
+/// for every line this accepts, the result is exactly what clap would produce (tested).
+pub fn fast_parse(args: &[OsString]) -> Option<Cli> {
+    let mut global = Global::default();
+    let mut i = 1;
+    while i < args.len() {
+        let arg = args[i].to_str()?;
+        let (name, inline) = match arg.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n, Some(OsString::from(v))),
+            _ => (arg, None),
+        };
+        let mut value = || -> Option<OsString> {
+            match &inline {
+                Some(v) => Some(v.clone()),
+                None => {
+                    i += 1;
+                    let v = args.get(i)?;
+                    // clap reads a following option as a missing value, not as the value.
+                    (!v.to_str().is_some_and(|s| s.starts_with('-'))).then(|| v.clone())
+                }
+            }
+        };
+        match name {
+            "-c" if inline.is_none() => {
+                let script = args.get(i + 1)?.clone();
+                if i + 2 != args.len() {
+                    return None;
+                }
+                let command = CommandArgs { script: Some(script), argv: Vec::new() };
+                return Some(Cli { global, command, sub: None });
+            }
+            "--" if inline.is_none() => {
+                let argv = args[i + 1..].to_vec();
+                if argv.is_empty() {
+                    return None;
+                }
+                let command = CommandArgs { script: None, argv };
+                return Some(Cli { global, command, sub: None });
+            }
+            "--json" if inline.is_none() && !global.json => global.json = true,
+            "--session-key" if global.session_key.is_none() => {
+                global.session_key = Some(value()?.into_string().ok()?);
+            }
+            "--shell" if global.shell.is_none() => global.shell = Some(PathBuf::from(value()?)),
+            "--rules" => global.rules.push(PathBuf::from(value()?)),
+            "--no-tty" if global.no_tty.is_none() => {
+                global.no_tty = match value()?.to_str()? {
+                    "deny" => Some(NoTty::Deny),
+                    "wait" => Some(NoTty::Wait),
+                    _ => return None,
+                };
+            }
+            _ => return None,
+        }
+        i += 1;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(args: &[&str]) -> Vec<OsString> {
+        args.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn fast_parse_agrees_with_clap() {
+        let accepted: &[&[&str]] = &[
+            &["cmdguard", "-c", "git status"],
+            &["cmdguard", "-c", "-x"],
+            &["cmdguard", "--session-key", "s-1", "-c", "rm -rf build"],
+            &["cmdguard", "--session-key=s 1", "--json", "--no-tty", "wait", "-c", "ls"],
+            &["cmdguard", "--rules", "a.toml", "--rules=b.toml", "--shell", "/bin/bash", "-c", "ls"],
+            &["cmdguard", "--no-tty=deny", "--", "git", "push", "--force"],
+            &["cmdguard", "--", "-c", "x"],
+            &["cmdguard", "--session-key", "", "-c", ""],
+        ];
+        for args in accepted {
+            let fast = fast_parse(&os(args)).unwrap_or_else(|| panic!("{args:?} should take the fast path"));
+            let clap = Cli::try_parse_from(os(args)).unwrap();
+            assert_eq!(format!("{fast:?}"), format!("{clap:?}"), "{args:?}");
+        }
+        let declined: &[&[&str]] = &[
+            &["cmdguard"],
+            &["cmdguard", "check", "-c", "ls"],
+            &["cmdguard", "-c"],
+            &["cmdguard", "-c", "ls", "extra"],
+            &["cmdguard", "--"],
+            &["cmdguard", "--json", "--json", "-c", "ls"],
+            &["cmdguard", "--session-key", "a", "--session-key", "b", "-c", "ls"],
+            &["cmdguard", "--session-key", "-c", "ls"],
+            &["cmdguard", "--no-tty", "maybe", "-c", "ls"],
+            &["cmdguard", "--help"],
+            &["cmdguard", "-V"],
+            &["cmdguard", "--sesion-key", "a", "-c", "ls"],
+            &["cmdguard", "-cls"],
+        ];
+        for args in declined {
+            assert!(fast_parse(&os(args)).is_none(), "{args:?} should go to clap");
+        }
+    }
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Parser;
-use cmdguard::cli::{Cli, ShellArgs, Sub};
+use cmdguard::cli::{Cli, CommandArgs, Global, ShellArgs, Sub};
 use cmdguard::{cmd, config, exit};
 
 fn main() -> ExitCode {
@@ -24,10 +24,13 @@ fn guarded_main() -> u8 {
     let args: Vec<OsString> = std::env::args_os().collect();
     let parsed = if args.first().and_then(|a| Path::new(a).file_name()) == Some(OsStr::new(cmd::shell::LINK_NAME)) {
         // Installed as a link named cmdguard-sh, the binary is the shell shim: its arguments are sh's.
-        Cli::try_parse_from(["cmdguard"]).map(|mut cli| {
-            cli.sub = Some(Sub::Shell(ShellArgs { args: args[1..].to_vec() }));
-            cli
+        Ok(Cli {
+            global: Global::default(),
+            command: CommandArgs::default(),
+            sub: Some(Sub::Shell(ShellArgs { args: args[1..].to_vec() })),
         })
+    } else if let Some(cli) = cmdguard::cli::fast_parse(&args) {
+        Ok(cli)
     } else {
         Cli::try_parse_from(&args)
     };

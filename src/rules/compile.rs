@@ -94,12 +94,12 @@ pub fn builtin_rules() -> Vec<Rule> {
             unless_operand: b.unless_operand.map(|p| LazyRegex::new(Cow::Borrowed(p))),
             reason: Cow::Borrowed(b.reason),
             tip: b.tip.map(Cow::Borrowed),
-            examples: b.examples.iter().map(|e| Cow::Borrowed(*e)).collect(),
-            counterexamples: b.counterexamples.iter().map(|e| Cow::Borrowed(*e)).collect(),
-            origin: Origin { layer: Layer::Builtin, file: b.file.to_string(), line: b.line },
-            literals: b.literals.map(|ls| ls.iter().map(|l| Cow::Borrowed(*l)).collect()),
+            examples: Cow::Borrowed(b.examples),
+            counterexamples: Cow::Borrowed(b.counterexamples),
+            origin: Origin { layer: Layer::Builtin, file: Cow::Borrowed(b.file), line: b.line },
+            literals: b.literals.map(Cow::Borrowed),
             anchored: b.anchored,
-            conjuncts: b.conjuncts.iter().map(|set| set.iter().map(|l| Cow::Borrowed(*l)).collect()).collect(),
+            conjuncts: Cow::Borrowed(b.conjuncts),
         })
         .collect()
 }
@@ -181,9 +181,9 @@ pub fn parse_file(file: &str, text: &str, layer: Layer) -> Result<FileItems, Con
             target: r.target,
             reason: Cow::Owned(r.reason),
             tip: r.tip.map(Cow::Owned),
-            examples: r.examples.into_iter().map(Cow::Owned).collect(),
-            counterexamples: r.counterexamples.into_iter().map(Cow::Owned).collect(),
-            origin: Origin { layer, file: file.to_string(), line: schema::line_col(text, at).0 },
+            examples: r.examples.into_iter().map(Cow::Owned).collect::<Vec<_>>().into(),
+            counterexamples: r.counterexamples.into_iter().map(Cow::Owned).collect::<Vec<_>>().into(),
+            origin: Origin { layer, file: Cow::Owned(file.to_string()), line: schema::line_col(text, at).0 },
         };
         items.rules.push(rule);
     }
@@ -195,7 +195,7 @@ pub fn parse_file(file: &str, text: &str, layer: Layer) -> Result<FileItems, Con
                 return Err(cx.err(0, "an [[allow]] entry needs exactly one of `command` or `pattern`".into()));
             }
         };
-        let origin = Origin { layer, file: file.to_string(), line: schema::line_col(text, at).0 };
+        let origin = Origin { layer, file: Cow::Owned(file.to_string()), line: schema::line_col(text, at).0 };
         items.allows.push(Allow { command, pattern, reason: a.reason, origin });
     }
     for d in raw.disable {

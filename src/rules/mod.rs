@@ -54,7 +54,7 @@ impl Layer {
 #[derive(Debug, Clone)]
 pub struct Origin {
     pub layer: Layer,
-    pub file: String,
+    pub file: Cow<'static, str>,
     pub line: usize,
 }
 
@@ -137,11 +137,16 @@ impl Pattern {
     }
 }
 
+/// Literals one of which a text must contain; built-in rules borrow theirs from the binary.
+pub type LiteralSet = Cow<'static, [Cow<'static, [u8]>]>;
+
 /// A pattern compiled on first use. Syntax is checked when the rule loads.
 #[derive(Debug)]
 pub struct LazyRegex {
     pub source: Cow<'static, str>,
-    compiled: OnceLock<Pattern>,
+    /// Boxed: a compiled pattern is about a kilobyte, and hundreds of rules are built on every
+    /// start with their patterns not yet compiled.
+    compiled: OnceLock<Box<Pattern>>,
 }
 
 impl LazyRegex {
@@ -151,7 +156,7 @@ impl LazyRegex {
 
     pub fn compiled(regex: Pattern) -> LazyRegex {
         let lazy = LazyRegex::new(Cow::Owned(regex.as_str().to_string()));
-        let _ = lazy.compiled.set(regex);
+        let _ = lazy.compiled.set(Box::new(regex));
         lazy
     }
 
@@ -159,8 +164,10 @@ impl LazyRegex {
         // Built-in patterns were checked by build.rs and `rules test`; a failure here is an
         // internal error, which stops the command (see main's panic hook).
         self.compiled.get_or_init(|| {
-            Pattern::new(&self.source)
-                .unwrap_or_else(|e| panic!("rule pattern {:?} does not compile: {e}", self.source))
+            Box::new(
+                Pattern::new(&self.source)
+                    .unwrap_or_else(|e| panic!("rule pattern {:?} does not compile: {e}", self.source)),
+            )
         })
     }
 }
@@ -176,15 +183,15 @@ pub struct Rule {
     pub unless_operand: Option<LazyRegex>,
     pub reason: Cow<'static, str>,
     pub tip: Option<Cow<'static, str>>,
-    pub examples: Vec<Cow<'static, str>>,
-    pub counterexamples: Vec<Cow<'static, str>>,
+    pub examples: Cow<'static, [Cow<'static, str>]>,
+    pub counterexamples: Cow<'static, [Cow<'static, str>]>,
     pub origin: Origin,
     /// Prefilter literals; `None` means the rule is tried on every text.
-    pub literals: Option<Vec<Cow<'static, [u8]>>>,
+    pub literals: Option<LiteralSet>,
     /// The literals must start the text, not only occur in it.
     pub anchored: bool,
     /// Literal sets every match satisfies at once, checked before the regex runs.
-    pub conjuncts: Vec<Vec<Cow<'static, [u8]>>>,
+    pub conjuncts: Cow<'static, [LiteralSet]>,
 }
 
 impl Rule {
