@@ -14,6 +14,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 fn main() {
+    link_unwinder_statically();
     println!("cargo:rerun-if-changed=rules");
     let mut files: Vec<_> = std::fs::read_dir("rules")
         .expect("rules/ folder")
@@ -32,6 +33,19 @@ fn main() {
     out.push_str("];\n");
     let dest = Path::new(&std::env::var("OUT_DIR").unwrap()).join("builtin_rules.rs");
     std::fs::write(dest, out).expect("write builtin_rules.rs");
+}
+
+/// On Linux with glibc, links the unwinder (libgcc_eh) into the binary instead of loading
+/// libgcc_s.so at every start. cmdguard aborts on panic and never unwinds, and loading libgcc_s
+/// costs more than all of cmdguard's own start-up work: the library runs a CPU feature probe
+/// (`cpuid`, a trap to the hypervisor on virtual machines) in its constructor. With the archive
+/// first on the link line, `--as-needed` drops libgcc_s. A static build links it anyway.
+fn link_unwinder_statically() {
+    let var = |k: &str| std::env::var(k).unwrap_or_default();
+    let static_crt = var("CARGO_CFG_TARGET_FEATURE").split(',').any(|f| f == "crt-static");
+    if var("CARGO_CFG_TARGET_OS") == "linux" && var("CARGO_CFG_TARGET_ENV") == "gnu" && !static_crt {
+        println!("cargo:rustc-link-lib=static:-bundle=gcc_eh");
+    }
 }
 
 /// A byte-string literal as a `Cow<'static, [u8]>` constant.
