@@ -10,8 +10,8 @@ cd "$(dirname "$0")/.."
 runs=${1:-500}
 cargo build --release --locked --quiet
 bin=$PWD/target/release/cmdguard
-# On Linux with glibc, also a statically linked build (README, "Install"): it skips the dynamic
-# loader, which is most of the start-up left. Measured in the same run as the default build.
+# On Linux with glibc, also a statically linked build, for comparison (it skips the dynamic
+# loader; docs/performance.md). Measured in the same run as the default build.
 static=""
 triple=$(rustc -vV | sed -n 's/^host: //p')
 case "$triple" in
