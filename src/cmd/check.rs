@@ -85,6 +85,14 @@ fn human(command: &str, policy: &Policy, decision: &Decision) -> String {
 }
 
 fn batch(policy: &Policy) -> Result<u8> {
+    match write_batch(policy) {
+        // The reader went away (`check --batch | head`): it wanted no more lines.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(0),
+        other => Ok(other.map(|()| 0)?),
+    }
+}
+
+fn write_batch(policy: &Policy) -> std::io::Result<()> {
     let stdin = std::io::stdin().lock();
     let mut out = BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
     for line in stdin.split(b'\n') {
@@ -95,6 +103,5 @@ fn batch(policy: &Policy) -> Result<u8> {
         serde_json::to_writer(&mut out, &record(command, policy, &decision))?;
         out.write_all(b"\n")?;
     }
-    out.flush()?;
-    Ok(0)
+    out.flush()
 }

@@ -1,6 +1,6 @@
 //! `check` and `explain`: decide without running.
 
-use crate::env::{TestEnv, code, stdout};
+use crate::env::{TestEnv, code, stderr, stdout};
 
 #[test]
 fn check_exit_codes_follow_the_verdict() {
@@ -71,4 +71,29 @@ fn heredoc_fed_to_a_shell_is_checked() {
     let t = TestEnv::new();
     assert_eq!(code(&t.run(["check", "-c", "bash <<'EOF'\nrm -rf ~\nEOF"])), 2);
     assert_eq!(code(&t.run(["check", "-c", "cat <<'EOF'\nrm -rf ~\nEOF"])), 0);
+}
+
+#[test]
+fn batch_stops_quietly_when_the_reader_goes_away() {
+    use std::io::{BufRead, BufReader, Write};
+    let t = TestEnv::new();
+    let mut child = t
+        .command(["check", "--batch"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all("git status\n".repeat(50_000).as_bytes());
+    });
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    assert!(first.contains("\"verdict\":\"pass\""), "{first}");
+    // The reader is dropped here, as `| head -1` would.
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
 }
