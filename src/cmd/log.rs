@@ -37,12 +37,15 @@ pub fn run(global: &Global, args: &LogArgs) -> Result<u8> {
     } else if shown.is_empty() {
         writeln!(out, "no decisions recorded{}", if records.is_empty() { "" } else { " that match" })?;
     } else {
-        writeln!(out, "{:<21}{:<10}{:<15}{:<9}COMMAND", "TIME", "SESSION", "DECIDED BY", "RESULT")?;
+        writeln!(out, "{:<21}{:<10}{:<15}{:<14}COMMAND", "TIME", "SESSION", "DECIDED BY", "RESULT")?;
         for r in shown {
             let session = r.session.as_deref().map_or("-", |h| &h[..8.min(h.len())]);
-            let result =
-                if r.ran { r.choice.as_deref().map_or("ran".into(), |c| format!("ran:{c}")) } else { "not run".into() };
-            writeln!(out, "{:<21}{session:<10}{:<15}{result:<9}{}", r.time, r.decided_by.name(), escape(&r.command))?;
+            let result = if r.ran {
+                r.choice.as_deref().map_or("ran".into(), |c| format!("ran ({c})"))
+            } else {
+                "not run".into()
+            };
+            writeln!(out, "{:<21}{session:<10}{:<15}{result:<14}{}", r.time, r.decided_by.name(), escape(&r.command))?;
             let mut detail = format!("    {} [{}]", r.verdict, r.rules.join(", "));
             if let Some(reason) = &r.reason {
                 detail.push_str(&format!(" reason: {}", escape(reason)));
