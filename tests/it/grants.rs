@@ -72,17 +72,22 @@ fn grants_are_private_and_hashed() {
     assert_eq!(std::fs::metadata(state.join("audit.jsonl")).unwrap().permissions().mode() & 0o777, 0o600);
 }
 
-#[test]
-fn two_sessions_granting_at_the_same_moment_keep_both_and_leak_neither() {
-    let t = env_with_rules();
-    let mut a = Asking::start(&t, &["--session-key", "key-A", "-c", "touch a1"]);
-    let mut b = Asking::start(&t, &["--session-key", "key-B", "-c", "echo b | tee b1"]);
+/// Two processes (each on its own terminal) prompting at once, both answered `s` together.
+fn grant_both_at_once(t: &TestEnv, (key_a, cmd_a): (&str, &str), (key_b, cmd_b): (&str, &str)) {
+    let mut a = Asking::start(t, &["--session-key", key_a, "-c", cmd_a]);
+    let mut b = Asking::start(t, &["--session-key", key_b, "-c", cmd_b]);
     a.wait_prompt();
     b.wait_prompt();
     a.key("s");
     b.key("s");
     assert_eq!(a.finish().code, 0);
     assert_eq!(b.finish().code, 0);
+}
+
+#[test]
+fn two_sessions_granting_at_the_same_moment_keep_both_and_leak_neither() {
+    let t = env_with_rules();
+    grant_both_at_once(&t, ("key-A", "touch a1"), ("key-B", "echo b | tee b1"));
     assert_eq!(headless(&t, &["--session-key", "key-A", "-c", "touch a2"], &[]), 0);
     assert_eq!(headless(&t, &["--session-key", "key-B", "-c", "echo b | tee b2"], &[]), 0);
     // Neither grant leaked into the other session, or to a third.
@@ -98,14 +103,7 @@ fn two_sessions_granting_at_the_same_moment_keep_both_and_leak_neither() {
 #[test]
 fn one_session_granting_twice_at_once_loses_nothing() {
     let t = env_with_rules();
-    let mut a = Asking::start(&t, &["--session-key", "key-K", "-c", "touch a1"]);
-    let mut b = Asking::start(&t, &["--session-key", "key-K", "-c", "echo b | tee b1"]);
-    a.wait_prompt();
-    b.wait_prompt();
-    a.key("s");
-    b.key("s");
-    assert_eq!(a.finish().code, 0);
-    assert_eq!(b.finish().code, 0);
+    grant_both_at_once(&t, ("key-K", "touch a1"), ("key-K", "echo b | tee b1"));
     assert_eq!(headless(&t, &["--session-key", "key-K", "-c", "touch a2 && echo b | tee b2"], &[]), 0);
 }
 
