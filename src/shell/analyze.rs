@@ -19,6 +19,11 @@ pub struct Analyzer {
     /// What a command at the start of a pipeline reads on standard input: cmdguard's own input
     /// at top level (the agent's, so unknown), or what a compound command is fed.
     stdin: Option<Field>,
+    /// Set while expanding when a word takes text decoded at run time (`$(… | base64 -d)`, or a
+    /// variable assigned such text); read and cleared by the command that owns the words.
+    pub(super) decoded: bool,
+    /// Variables assigned decoded text earlier in this command.
+    pub(super) decoded_vars: std::collections::HashSet<String>,
 }
 
 /// A redirection after expansion: `2>` and its target.
@@ -56,7 +61,7 @@ impl Analyzer {
         self.out
     }
 
-    fn issue(&mut self, kind: IssueKind, detail: String) {
+    pub(super) fn issue(&mut self, kind: IssueKind, detail: String) {
         if !self.out.issues.iter().any(|i| i.kind == kind && i.detail == detail) {
             self.out.issues.push(Issue { kind, detail });
         }
@@ -181,8 +186,15 @@ impl Analyzer {
     }
 
     fn walk_simple(&mut self, cmd: &Simple, piped: Option<Field>) -> Option<String> {
-        let values: Vec<(String, Field)> =
-            cmd.assigns.iter().map(|a| (a.name.clone(), self.expand_joined(&a.value))).collect();
+        let values: Vec<(String, Field, bool)> = cmd
+            .assigns
+            .iter()
+            .map(|a| {
+                self.decoded = false;
+                let value = self.expand_joined(&a.value);
+                (a.name.clone(), value, std::mem::take(&mut self.decoded))
+            })
+            .collect();
         let redirs: Vec<Redir> = cmd
             .redirects
             .iter()
@@ -193,8 +205,14 @@ impl Analyzer {
             })
             .collect();
         let mut fields: Vec<Field> = cmd.words.iter().flat_map(|w| self.expand(w)).collect();
+        let words_decoded = std::mem::take(&mut self.decoded);
         if cmd.words.is_empty() {
-            for (name, value) in values {
+            for (name, value, decoded) in values {
+                if decoded {
+                    self.decoded_vars.insert(name.clone());
+                } else {
+                    self.decoded_vars.remove(&name);
+                }
                 self.env.insert(name, (!value.dynamic).then_some(value.text));
             }
             // `> file` alone truncates the file, as `: > file` does: rules see it that way.
@@ -204,6 +222,21 @@ impl Analyzer {
             // Every word expanded to nothing (`$EMPTY`): nothing runs, unless it is unknown.
             fields.push(Field::lit(""));
         }
+        if words_decoded {
+            if is_declaration(&fields[0].text) {
+                // `export TOKEN=$(… | base64 -d)` only stores it; using it later is what asks.
+                for f in &fields[1..] {
+                    if let Some((name, _)) = f.text.split_once('=') {
+                        self.decoded_vars.insert(name.to_string());
+                    }
+                }
+            } else {
+                // `git reset $(echo LS1oYXJk | base64 -d)`: words that exist only after decoding
+                // are hidden from every rule on purpose.
+                let shown = fields.iter().map(|f| f.text.as_str()).collect::<Vec<_>>().join(" ");
+                self.issue(IssueKind::Dynamic, format!("words are decoded at run time: {shown}"));
+            }
+        }
         self.track_declarations(&fields);
         self.command_fields(fields, redirs, piped)
     }
@@ -211,7 +244,7 @@ impl Analyzer {
     /// `export X=rm`, `local X=…`, `unset X`: keep the variable table current.
     fn track_declarations(&mut self, fields: &[Field]) {
         let program = super::basename(&fields[0].text);
-        if matches!(program, "export" | "declare" | "typeset" | "local" | "readonly") {
+        if is_declaration(program) {
             for f in &fields[1..] {
                 if let Some((name, value)) = f.text.split_once('=') {
                     self.env.insert(name.to_string(), (!f.dynamic).then(|| value.to_string()));
@@ -303,7 +336,9 @@ impl Analyzer {
 
     /// Walks a substitution; returns its output when it is trivially known (`$(echo rm)`) and the
     /// canonical text of its commands.
-    pub(super) fn walk_subst(&mut self, script: &Script) -> (Option<String>, String) {
+    /// Walks a command substitution; returns its output when trivially known, how it reads, and
+    /// whether it decodes hidden text.
+    pub(super) fn walk_subst(&mut self, script: &Script) -> (Option<String>, String, bool) {
         let before = self.out.segments.len();
         self.walk_nested_script(script, "$(…)");
         let added = &self.out.segments[before.min(self.out.segments.len())..];
@@ -313,7 +348,8 @@ impl Analyzer {
             [seg] if single => trivial_output(seg).map(|o| o.trim_end_matches('\n').to_string()),
             _ => None,
         };
-        (out, shown)
+        let decodes = out.is_none() && added.iter().any(decodes);
+        (out, shown, decodes)
     }
 
     pub(super) fn walk_nested_script(&mut self, script: &Script, label: &str) {
@@ -387,6 +423,25 @@ fn is_known_program(text: &str) -> bool {
 
 /// What a simple command writes to standard output, when that is plain from its words:
 /// `echo`, `printf` and `cat` of a here-document.
+fn is_declaration(program: &str) -> bool {
+    matches!(super::basename(program), "export" | "declare" | "typeset" | "local" | "readonly")
+}
+
+/// Whether a simple command decodes hidden text (base64, hex, reversed, compressed).
+fn decodes(seg: &Segment) -> bool {
+    let Some(program) = seg.words.first() else { return false };
+    let args = &seg.words[1..];
+    let has = |flags: &[&str]| args.iter().any(|a| flags.contains(&a.as_str()));
+    match program.as_str() {
+        "base64" | "base32" | "basenc" => has(&["-d", "--decode", "-D"]),
+        "xxd" => has(&["-r", "-revert"]),
+        "openssl" => has(&["-d", "base64", "-base64", "enc"]),
+        "rev" | "uudecode" | "zcat" | "gunzip" | "bzcat" | "xzcat" | "zstdcat" => true,
+        "gzip" | "bzip2" | "xz" | "zstd" => has(&["-d", "--decompress", "-dc", "-cd"]),
+        _ => false,
+    }
+}
+
 pub fn trivial_output(seg: &Segment) -> Option<String> {
     if !seg.is_static || seg.redirects.iter().any(|r| r.starts_with('>') || r.starts_with("1>") || r.starts_with("&>"))
     {

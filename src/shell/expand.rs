@@ -58,16 +58,25 @@ impl Analyzer {
     pub(super) fn expand(&mut self, word: &Word) -> Vec<Field> {
         let mut b = Builder { fields: Vec::new(), cur: Field::lit(""), started: false };
         let mut brace = false;
+        // Where in the word the first unquoted glob character is, if it comes before any `=`.
+        let mut option_glob = false;
+        let mut seen_eq = false;
         for part in &word.0 {
             match part {
                 Part::Lit { text, quoted } => {
                     brace |= !quoted && text.contains('{') && text.contains(',');
+                    if !quoted && !seen_eq {
+                        let before_eq = text.split('=').next().unwrap_or("");
+                        option_glob |= before_eq.contains(['*', '?', '[']);
+                    }
+                    seen_eq |= text.contains('=');
                     b.push_text(text, false);
                 }
                 Part::Param { name, quoted, raw, nested } => {
                     for script in nested {
                         self.walk_nested_script(script, "${…}");
                     }
+                    self.decoded |= self.decoded_vars.contains(name);
                     match self.param_value(name, raw.as_deref()) {
                         Some(v) => b.push_value(&v, *quoted),
                         None => {
@@ -80,11 +89,14 @@ impl Analyzer {
                     }
                 }
                 Part::Subst { script, quoted } => match self.walk_subst(script) {
-                    (Some(out), _) => b.push_value(&out, *quoted),
-                    (None, shown) => b.push_text(&format!("$({shown})"), true),
+                    (Some(out), _, _) => b.push_value(&out, *quoted),
+                    (None, shown, decodes) => {
+                        self.decoded |= decodes;
+                        b.push_text(&format!("$({shown})"), true);
+                    }
                 },
                 Part::Proc { dir, script } => {
-                    let (_, shown) = self.walk_subst(script);
+                    let (_, shown, _) = self.walk_subst(script);
                     b.push_text(&format!("{dir}({shown})"), true);
                 }
                 Part::Arith { raw, nested } => {
@@ -100,6 +112,16 @@ impl Analyzer {
             }
         }
         b.end_field();
+        if option_glob && b.fields.first().is_some_and(|f| f.text.starts_with('-')) {
+            // `-r[f]`, `--h*d`: the shell replaces the word with matching file names, and a file
+            // named `-rf` or `--hard` turns it into that option. (`--exclude=*.o` is safe: the
+            // option is fixed before the wildcard.)
+            let shown = b.fields[0].text.clone();
+            self.issue(
+                super::IssueKind::Dynamic,
+                format!("the option `{shown}` holds a wildcard: a file named like an option would replace it"),
+            );
+        }
         if brace && b.fields.len() == 1 && !b.fields[0].dynamic {
             match brace_expand(&b.fields[0].text) {
                 Some(expanded) if expanded.len() > 1 => return expanded.into_iter().map(Field::lit).collect(),
@@ -120,12 +142,27 @@ impl Analyzer {
 
     fn param_value(&self, name: &str, raw: Option<&str>) -> Option<String> {
         let known = self.env.get(name).cloned().flatten();
-        match raw {
-            None => known,
-            // `${X:-default}` / `${X-default}` with X known: X's value.
-            Some(r) if r.starts_with(&format!("{name}:-")) || r.starts_with(&format!("{name}-")) => known,
-            Some(_) => None,
+        let Some(r) = raw else { return known };
+        let ops = r.strip_prefix(name).unwrap_or("");
+        // The word after the operator, when it is plain text (no expansion or quoting in it).
+        let word = |op: &str| ops.strip_prefix(op).filter(|w| !w.contains(['$', '`', '"', '\'', '\\']));
+        for op in [":-", "-", ":=", "="] {
+            if let Some(w) = word(op) {
+                // `${X:-word}`: X's value if the reader knows it; else the word is judged, since
+                // the command as written says what it means to run (`git reset ${X:---hard}`).
+                return known.or_else(|| Some(w.to_string()));
+            }
         }
+        for op in [":+", "+"] {
+            if let Some(w) = word(op) {
+                // `${X:+word}`: the word when X is set. Unknown X: the word, the stricter reading.
+                return match &known {
+                    Some(v) if v.is_empty() && op == ":+" => Some(String::new()),
+                    _ => Some(w.to_string()),
+                };
+            }
+        }
+        None
     }
 }
 
