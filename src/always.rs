@@ -30,11 +30,15 @@ const HEADER: &str = "# cmdguard rules for this project: see `cmdguard rules pat
 
 /// Appends one allow entry per text in `commands` to the project's rules file.
 pub fn add(cwd: &Path, commands: &[String], note: &str) -> Result<Added> {
-    let file = match config::find_project_file(cwd) {
-        // A linked file is edited where it lives.
-        Some(f) => std::fs::canonicalize(&f).unwrap_or(f),
-        None => config::project_root(cwd).join(PROJECT_FILE),
-    };
+    let file = config::find_project_file(cwd).unwrap_or_else(|| config::project_root(cwd).join(PROJECT_FILE));
+    // A link could point anywhere, your own rules.toml included, where an allow entry would be
+    // trusted by location and apply to every project.
+    if std::fs::symlink_metadata(&file).is_ok_and(|m| m.file_type().is_symlink()) {
+        bail!(
+            "{} is a symbolic link; cmdguard writes allow entries only into a regular file in the project",
+            file.display()
+        );
+    }
     let mut store = Store::open()?;
     let old = crate::state::read_optional(&file)?;
     let old_text = match &old {

@@ -75,6 +75,9 @@ pub struct Record {
     /// The user's reason for a denial.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// For a queue decision, the command that made it (`approve`, `deny`, `watch`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
     pub pid: u32,
 }
 

@@ -266,8 +266,11 @@ pub fn fast_parse(args: &[OsString]) -> Option<Cli> {
             "--session-key" if global.session_key.is_none() => {
                 global.session_key = Some(value()?.into_string().ok()?);
             }
-            "--shell" if global.shell.is_none() => global.shell = Some(PathBuf::from(value()?)),
-            "--rules" => global.rules.push(PathBuf::from(value()?)),
+            // An empty path is clap's error to report.
+            "--shell" if global.shell.is_none() => {
+                global.shell = Some(PathBuf::from(value().filter(|v| !v.is_empty())?))
+            }
+            "--rules" => global.rules.push(PathBuf::from(value().filter(|v| !v.is_empty())?)),
             "--no-tty" if global.no_tty.is_none() => {
                 global.no_tty = match value()?.to_str()? {
                     "deny" => Some(NoTty::Deny),
@@ -321,6 +324,8 @@ mod tests {
             &["cmdguard", "-V"],
             &["cmdguard", "--sesion-key", "a", "-c", "ls"],
             &["cmdguard", "-cls"],
+            &["cmdguard", "--rules", "", "-c", "ls"],
+            &["cmdguard", "--shell=", "-c", "ls"],
         ];
         for args in declined {
             assert!(fast_parse(&os(args)).is_none(), "{args:?} should go to clap");

@@ -50,6 +50,24 @@ pub fn project_root(cwd: &Path) -> PathBuf {
         .map_or_else(|| cwd.clone(), Path::to_path_buf)
 }
 
+/// Shells whose language cmdguard's analysis reads (POSIX sh and its close relatives).
+const POSIX_SHELLS: &[&str] = &["sh", "bash", "dash", "ash", "ksh", "ksh93", "mksh", "pdksh", "zsh", "yash", "posh"];
+
+/// Whether `path` is a shell cmdguard can analyse for: its name, and the name of the file it
+/// resolves to, must both be a POSIX-family shell (a link named `bash` that points to an
+/// interpreter of another language is refused).
+pub fn check_shell(path: &Path) -> Result<(), String> {
+    let named = |p: &Path| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| POSIX_SHELLS.contains(&n));
+    let resolved = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    // /bin/sh is commonly a link to busybox, which runs as sh under that name.
+    let busybox_sh = resolved.file_name().is_some_and(|n| n == "busybox") && named(path);
+    if named(path) && (named(&resolved) || busybox_sh) {
+        Ok(())
+    } else {
+        Err(format!("cmdguard reads commands as POSIX shell, so the shell must be one of {}", POSIX_SHELLS.join(", ")))
+    }
+}
+
 /// The rules files to read, lowest layer first.
 pub fn source_paths(cwd: &Path, extra: &[PathBuf]) -> Vec<(Layer, PathBuf)> {
     let mut out = vec![(Layer::System, PathBuf::from(SYSTEM_FILE))];
@@ -74,6 +92,11 @@ pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
     let mut notices = Vec::new();
     for (layer, path) in source_paths(cwd, extra) {
         let shown = path.display().to_string();
+        // A FIFO or a device named like a rules file would block or feed anything: only regular
+        // files are read.
+        if std::fs::metadata(&path).is_ok_and(|m| !m.is_file()) {
+            return Err(ConfigError::new(format!("rules file {shown}: not a regular file")));
+        }
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && layer != Layer::Cli => {
@@ -85,12 +108,18 @@ pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
             }
         };
         let mut items: FileItems = compile::parse_file(&shown, &text, layer)?;
-        if items.settings.shell.is_some() && layer == Layer::Project {
+        if let Some(sh) = &items.settings.shell {
             // The shell decides what `-c STRING` means; cmdguard analyses the text as POSIX shell.
-            // A project file (which an agent can edit) must not swap in another interpreter.
-            return Err(ConfigError::new(format!(
-                "rules file {shown}: `shell` may be set only in your own rules.toml or {SYSTEM_FILE}, not in a project's {PROJECT_FILE}; move it there"
-            )));
+            // A project file or a --rules file (which an agent can write or name) must not swap
+            // in another interpreter, and no file may name one outside the shell family.
+            if layer.needs_trust() {
+                return Err(ConfigError::new(format!(
+                    "rules file {shown}: `shell` may be set only in your own rules.toml or {SYSTEM_FILE}, not in a project's {PROJECT_FILE} or a --rules file; move it there"
+                )));
+            }
+            if let Err(why) = check_shell(Path::new(sh)) {
+                return Err(ConfigError::new(format!("rules file {shown}: `shell = {sh:?}`: {why}")));
+            }
         }
         // Disable names are checked whether or not they apply: a typo is a broken file.
         check_disables(&rules, &items.rules, &items.disable, &shown)?;

@@ -205,46 +205,87 @@ enum Key {
     Other,
 }
 
-/// Splits input into keys. A lone ESC at the end of the input is reported as `None` so the
-/// caller can wait a moment for the rest of a sequence.
-fn keys(input: &[u8]) -> (Vec<Key>, bool) {
+/// Splits input into keys. Escape sequences — arrows and function keys (CSI, SS3), terminal
+/// reports and strings (OSC, DCS, APC, PM, SOS, up to BEL or ST) — and Alt chords are one `Other`
+/// key each, so nothing inside them is read as an answer. Returns the keys, and how many bytes at
+/// the end belong to a sequence or character not complete yet: the caller keeps them and reads on.
+fn keys(input: &[u8]) -> (Vec<Key>, usize) {
     let mut out = Vec::new();
     let mut i = 0;
-    let text = String::from_utf8_lossy(input);
-    let bytes = text.as_bytes();
-    while i < bytes.len() {
-        let b = bytes[i];
-        match b {
-            0x1b if i + 1 == bytes.len() => return (out, true),
-            0x1b => {
-                let next = bytes[i + 1];
-                i += 2;
-                if next == b'[' {
-                    while i < bytes.len() && !(0x40..=0x7e).contains(&bytes[i]) {
-                        i += 1;
-                    }
-                    i += 1;
-                } else if next == b'O' {
-                    i += 1;
+    while i < input.len() {
+        let b = input[i];
+        if b == 0x1b {
+            match escape_len(&input[i..]) {
+                Some(n) => {
+                    out.push(Key::Other);
+                    i += n;
+                    continue;
                 }
-                out.push(Key::Other);
-                continue;
-            }
-            b'\r' | b'\n' => out.push(Key::Enter),
-            0x7f | 0x08 => out.push(Key::Backspace),
-            0x03 => out.push(Key::CtrlC),
-            0x15 => out.push(Key::CtrlU),
-            0x00..=0x1f => out.push(Key::Byte(b)),
-            _ => {
-                let c = text[i..].chars().next().unwrap_or('\u{fffd}');
-                out.push(Key::Char(c));
-                i += c.len_utf8();
-                continue;
+                None => return (out, input.len() - i),
             }
         }
+        let key = match b {
+            b'\r' | b'\n' => Key::Enter,
+            0x7f | 0x08 => Key::Backspace,
+            0x03 => Key::CtrlC,
+            0x15 => Key::CtrlU,
+            0x00..=0x1f => Key::Byte(b),
+            _ => {
+                let width = utf8_width(b);
+                if i + width > input.len() {
+                    return (out, input.len() - i);
+                }
+                let key = match std::str::from_utf8(&input[i..i + width]) {
+                    Ok(s) => s.chars().next().map_or(Key::Other, Key::Char),
+                    Err(_) => Key::Other,
+                };
+                out.push(key);
+                i += width;
+                continue;
+            }
+        };
+        out.push(key);
         i += 1;
     }
-    (out, false)
+    (out, 0)
+}
+
+/// The length of a UTF-8 character from its first byte (1 for a byte that cannot start one).
+fn utf8_width(first: u8) -> usize {
+    match first {
+        0xc0..=0xdf => 2,
+        0xe0..=0xef => 3,
+        0xf0..=0xf7 => 4,
+        _ => 1,
+    }
+}
+
+/// The length of the escape sequence `s` starts with (at ESC), or `None` while it is incomplete.
+fn escape_len(s: &[u8]) -> Option<usize> {
+    let next = *s.get(1)?;
+    match next {
+        b'[' => s[2..].iter().position(|b| (0x40..=0x7e).contains(b)).map(|p| p + 3),
+        b'O' => {
+            let n = 2 + utf8_width(*s.get(2)?);
+            (s.len() >= n).then_some(n)
+        }
+        b']' | b'P' | b'_' | b'^' | b'X' => {
+            let mut j = 2;
+            while j < s.len() {
+                match s[j] {
+                    0x07 => return Some(j + 1),
+                    0x1b if s.get(j + 1) == Some(&b'\\') => return Some(j + 2),
+                    _ => j += 1,
+                }
+            }
+            None
+        }
+        // Alt and a key: one character after the ESC.
+        _ => {
+            let n = 1 + utf8_width(next);
+            (s.len() >= n).then_some(n)
+        }
+    }
 }
 
 /// Breaks `text` into lines of at most `width` characters, at spaces where it can, and never
@@ -415,16 +456,23 @@ fn read_answer(tty: &mut Tty, req: &Request<'_>, deadline: Instant) -> Answer {
             Event::Signal(sig) => return Answer::Interrupted(crate::signals::describe(sig)),
             Event::Gone => return Answer::Interrupted("the terminal went away".into()),
             Event::Input(bytes) => bytes,
-            Event::Nothing if !pending.is_empty() => {
+            Event::Nothing if pending == [0x1b] => {
                 // A lone ESC with nothing after it: the Esc key.
-                pending.clear();
                 return Answer::Deny { reason: None, key: "Esc" };
+            }
+            Event::Nothing if !pending.is_empty() => {
+                // The rest of a sequence never came: it was not a key.
+                pending.clear();
+                continue;
             }
             Event::Nothing => continue,
         };
         pending.extend(input);
-        let (keys, lone_esc) = keys(&pending);
-        pending = if lone_esc { vec![0x1b] } else { Vec::new() };
+        let (keys, rest) = keys(&pending);
+        pending = pending.split_off(pending.len() - rest);
+        if pending.len() > 4096 {
+            pending.clear(); // an unterminated terminal string: not keys
+        }
         for key in keys {
             match (&mut reason, key) {
                 (_, Key::CtrlC) => return Answer::Deny { reason: None, key: "Ctrl-C" },
@@ -498,11 +546,12 @@ pub fn choose(text: &str, accept: &[char], timeout: Duration) -> Result<Option<c
         let wait = if pending { Duration::from_millis(30) } else { deadline - now };
         match tty.wait(wait) {
             Event::Input(bytes) => {
-                let (ks, lone_esc) = keys(&bytes);
+                let (ks, rest) = keys(&bytes);
                 match ks.first() {
                     Some(Key::Char(c)) => break keys_match(*c, accept),
                     Some(_) => break None,
-                    None if lone_esc => pending = true,
+                    // An ESC or a sequence still arriving: whatever it is, it cancels.
+                    None if rest > 0 => pending = true,
                     None => {}
                 }
             }
@@ -543,9 +592,18 @@ mod tests {
         assert_eq!(keys(b"o").0, vec![Key::Char('o')]);
         assert_eq!(keys(b"\x1b[A\x1b[1;5Cd").0, vec![Key::Other, Key::Other, Key::Char('d')]);
         assert_eq!(keys(b"\x1bOPx").0, vec![Key::Other, Key::Char('x')]);
-        assert_eq!(keys(b"\x1b"), (vec![], true));
+        assert_eq!(keys(b"\x1b"), (vec![], 1));
         assert_eq!(keys(b"\x03").0, vec![Key::CtrlC]);
         assert_eq!(keys("é\r".as_bytes()).0, vec![Key::Char('é'), Key::Enter]);
+        // Alt chords and escapes before multi-byte characters are whole keys, never a panic.
+        assert_eq!(keys("\x1bé".as_bytes()), (vec![Key::Other], 0));
+        assert_eq!(keys("\x1bOéd".as_bytes()), (vec![Key::Other, Key::Char('d')], 0));
+        // A terminal report (OSC title, DCS) is not typed keys, whatever it holds.
+        assert_eq!(keys(b"\x1b]0;once\x07d").0, vec![Key::Other, Key::Char('d')]);
+        assert_eq!(keys(b"\x1bPoooo\x1b\\").0, vec![Key::Other]);
+        assert_eq!(keys(b"\x1b]2;oops"), (vec![], 8));
+        // A character split across reads waits for its other bytes.
+        assert_eq!(keys(&"é".as_bytes()[..1]), (vec![], 1));
     }
 
     #[test]

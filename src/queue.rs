@@ -167,11 +167,21 @@ fn read_decision(path: &Path) -> Result<Decision> {
     serde_json::from_slice(&bytes).with_context(|| format!("{} is damaged", path.display()))
 }
 
-/// Removes a request and its decision.
+/// Removes a request and its decision (a stale request, whose waiter is gone).
 pub fn remove(dir: &Path, id: &str) {
     let _ = std::fs::remove_file(request_path(dir, id));
     let _ = std::fs::remove_file(decision_path(dir, id));
 }
+
+/// The waiter is done with its request: the request goes, the decision stays behind as a
+/// tombstone, so an approver still confirming on a terminal finds the request decided instead
+/// of deciding it again (`all` sweeps tombstones later).
+pub fn finish(dir: &Path, id: &str) {
+    let _ = std::fs::remove_file(request_path(dir, id));
+}
+
+/// How long a decision outlives its request before `all` removes it.
+const TOMBSTONE_SECS: u64 = 3600;
 
 /// How a wait ended.
 pub enum Waited {
@@ -224,6 +234,18 @@ pub fn all(clean: bool) -> Result<Vec<Pending>> {
         for entry in std::fs::read_dir(&dir)? {
             let path = entry?.path();
             let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            if let Some(id) = name.strip_suffix(".decision.json") {
+                let old = path
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| t.elapsed().ok())
+                    .is_some_and(|age| age.as_secs() > TOMBSTONE_SECS);
+                if clean && old && !request_path(&dir, id).exists() {
+                    let _ = std::fs::remove_file(&path);
+                }
+                continue;
+            }
             let Some(id) = name.strip_suffix(".request.json") else { continue };
             let Ok(bytes) = std::fs::read(&path) else { continue }; // withdrawn meanwhile
             let Ok(request) = serde_json::from_slice::<Request>(&bytes) else { continue };
@@ -233,12 +255,35 @@ pub fn all(clean: bool) -> Result<Vec<Pending>> {
             let stale = !alive(&request);
             if stale && clean {
                 remove(&dir, id);
+                record_stale(&request);
             }
             out.push(Pending { request, stale, dir: dir.clone() });
         }
     }
     out.sort_by(|a, b| (a.request.created_ms, &a.request.id).cmp(&(b.request.created_ms, &b.request.id)));
     Ok(out)
+}
+
+/// A waiter that was killed outright could not record its end; the cleanup does.
+fn record_stale(r: &Request) {
+    let now = state::now();
+    let record = crate::audit::Record {
+        time: state::rfc3339(now),
+        ts: now,
+        session: r.session.clone(),
+        project: r.project.clone(),
+        cwd: r.cwd.clone(),
+        command: r.command.clone(),
+        verdict: "ask".into(),
+        ran: false,
+        decided_by: crate::audit::DecidedBy::Signal,
+        choice: None,
+        rules: r.rules.clone(),
+        reason: Some("the waiting cmdguard was gone (killed); its request was removed".into()),
+        via: None,
+        pid: r.pid,
+    };
+    let _ = crate::audit::append(&record);
 }
 
 /// The live request whose id starts with `prefix`; an error if none or several match.

@@ -72,10 +72,12 @@ fn human(command: &str, policy: &Policy, decision: &Decision) -> String {
                 "  {} ({}) allowed by {} at {}\n",
                 r.id,
                 crate::report::action_name(r.action),
-                policy.allows[a].describe(),
-                policy.allows[a].origin
+                escape(&policy.allows[a].describe()),
+                escape(&policy.allows[a].origin.to_string())
             )),
-            None => out.push_str(&format!("  {} ({}): {}\n", r.id, crate::report::action_name(r.action), r.reason)),
+            None => {
+                out.push_str(&format!("  {} ({}): {}\n", r.id, crate::report::action_name(r.action), escape(&r.reason)))
+            }
         }
     }
     for c in &decision.concerns {

@@ -76,9 +76,10 @@ pub fn trace(policy: &Policy, job: &Job, analysis: &Analysis, decision: &Decisio
             crate::report::action_name(r.action),
             escape(&matched)
         );
-        let _ = writeln!(out, "      rule at {}: {}", r.origin, r.reason);
+        let _ = writeln!(out, "      rule at {}: {}", escape(&r.origin.to_string()), escape(&r.reason));
         if let Some(a) = h.allowed_by {
-            let _ = writeln!(out, "      allowed by {} at {}", policy.allows[a].describe(), policy.allows[a].origin);
+            let (allow, at) = (&policy.allows[a], policy.allows[a].origin.to_string());
+            let _ = writeln!(out, "      allowed by {} at {}", escape(&allow.describe()), escape(&at));
         }
     }
     for c in &decision.concerns {

@@ -55,3 +55,14 @@ pub fn cwd() -> Result<PathBuf> {
 pub fn policy(global: &Global) -> Result<Policy> {
     Ok(crate::config::load(&cwd()?, &global.rules)?)
 }
+
+/// The shell that runs `-c STRING`: `--shell`, else the `shell` setting, else `/bin/sh`. cmdguard
+/// reads the text as POSIX shell, so `--shell` must name a shell of that family (the setting is
+/// checked when its file loads); anything else is a usage error, not a way to run other code.
+pub fn shell(global: &Global, policy: &Policy) -> Result<PathBuf> {
+    if let Some(s) = &global.shell {
+        crate::config::check_shell(s).map_err(|why| UsageError(format!("--shell {}: {why}", s.display())))?;
+        return Ok(s.clone());
+    }
+    Ok(policy.settings.shell.as_ref().map_or_else(|| PathBuf::from("/bin/sh"), PathBuf::from))
+}

@@ -26,7 +26,8 @@ fn list(policy: &Policy) -> Result<u8> {
             Target::Pipeline => " [pipeline]",
             Target::Line => " [line]",
         };
-        println!("{:width$}  {:4}  {:12}  {}{target}", r.id, crate::report::action_name(r.action), r.pack(), r.origin);
+        let origin = crate::term::escape(&r.origin.to_string());
+        println!("{:width$}  {:4}  {:12}  {origin}{target}", r.id, crate::report::action_name(r.action), r.pack());
     }
     Ok(0)
 }
@@ -85,7 +86,7 @@ fn lint(global: &Global, file: Option<&Path>) -> Result<u8> {
     for r in &rules {
         for w in warnings(r) {
             count += 1;
-            println!("warning: {}: rule {:?} {w}", r.origin, r.id);
+            println!("warning: {}: rule {:?} {w}", crate::term::escape(&r.origin.to_string()), r.id);
         }
     }
     println!("{} rules checked, no errors, {count} warnings", rules.len());
@@ -133,7 +134,8 @@ pub fn examples(policy: &Policy, file: Option<&str>) -> (usize, usize, Vec<Strin
             let hit = decision.hits.iter().any(|h| policy.rules[h.rule].id == rule.id);
             if hit != want {
                 let what = if want { "example not caught" } else { "counterexample caught" };
-                failures.push(format!("{} ({}): {what}: {example}", rule.id, rule.origin));
+                let at = crate::term::escape(&rule.origin.to_string());
+                failures.push(format!("{} ({at}): {what}: {}", rule.id, crate::term::escape(example)));
             }
         }
     }

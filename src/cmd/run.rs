@@ -45,6 +45,7 @@ impl Invocation<'_> {
             choice: None,
             rules: decision.rule_ids(policy).into_iter().map(String::from).collect(),
             reason: None,
+            via: None,
             pid: std::process::id(),
         }
     }
@@ -59,6 +60,7 @@ fn log(record: &audit::Record) {
 pub fn run(global: &Global, job: Job) -> Result<u8> {
     let cwd = super::cwd()?;
     let policy = crate::config::load(&cwd, &global.rules)?;
+    super::shell(global, &policy)?;
     let analysis = job.analyze();
     let decision = decide(&policy, &analysis);
     if decision.verdict == Verdict::Pass {
@@ -80,12 +82,14 @@ pub fn run(global: &Global, job: Job) -> Result<u8> {
 }
 
 fn exec_job(global: &Global, policy: &Policy, job: &Job) -> u8 {
-    let shell = global
-        .shell
-        .clone()
-        .or_else(|| policy.settings.shell.as_ref().map(PathBuf::from))
-        .unwrap_or_else(|| PathBuf::from("/bin/sh"));
-    exec::exec(job, &shell)
+    match super::shell(global, policy) {
+        Ok(shell) => exec::exec(job, &shell),
+        // Checked before deciding (`run`); not reached.
+        Err(e) => {
+            eprintln!("cmdguard: {e:#}");
+            exit::USAGE
+        }
+    }
 }
 
 fn refuse(inv: &Invocation<'_>, policy: &Policy, decision: &Decision, not_run: &NotRun<'_>) -> Result<u8> {
@@ -266,13 +270,14 @@ fn wait_in_queue(
         request.id
     );
     let waited = queue::wait(&dir, &request, &trap);
-    queue::remove(&dir, &request.id);
+    queue::finish(&dir, &request.id);
     let mut record = inv.record(policy, decision, DecidedBy::Queue, false);
     let (d, signal) = match waited? {
         queue::Waited::Decided(d) => (d, None),
         queue::Waited::Signal(sig, d) => (d, Some(sig)),
     };
     record.reason = d.reason.clone();
+    record.via = (d.by == queue::Resolver::Human).then(|| d.via.clone());
     record.choice = Some(match (d.approved, d.scope) {
         (true, Some(scope)) => scope.name().to_string(),
         (true, None) => "once".to_string(),

@@ -7,7 +7,6 @@
 
 use std::ffi::{OsStr, OsString};
 use std::io::{IsTerminal, Read};
-use std::path::PathBuf;
 
 use anyhow::Result;
 
@@ -101,11 +100,7 @@ pub fn run(global: &Global, args: &[OsString]) -> Result<u8> {
 /// Replaces cmdguard with the shell as is, choosing the shell as the wrapper does.
 fn unguarded(global: &Global, args: &[OsString]) -> Result<u8> {
     let policy = super::policy(global)?;
-    let shell = global
-        .shell
-        .clone()
-        .or_else(|| policy.settings.shell.as_ref().map(PathBuf::from))
-        .unwrap_or_else(|| PathBuf::from("/bin/sh"));
+    let shell = super::shell(global, &policy)?;
     Ok(exec::exec(&Job::Shell { script: Ok(String::new()), args: args.to_vec() }, &shell))
 }
 

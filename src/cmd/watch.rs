@@ -66,6 +66,9 @@ pub fn run(_global: &Global) -> Result<u8> {
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
         bail!("`cmdguard watch` needs you at an interactive terminal; run it yourself in a terminal");
     }
+    // A signal must not leave the terminal in raw mode on the alternate screen: it is caught,
+    // and the loop below leaves through `Screen`'s drop.
+    let trap = crate::signals::Trap::install()?;
     let _screen = Screen::enter()?;
     let mut selected = 0usize;
     let mut mode = Mode::Browse;
@@ -74,7 +77,11 @@ pub fn run(_global: &Global) -> Result<u8> {
         let list: Vec<Pending> = q::all(true)?.into_iter().filter(|p| !p.stale).collect();
         selected = selected.min(list.len().saturating_sub(1));
         draw(&list, selected, &mode, &status)?;
-        if !event::poll(Duration::from_millis(400))? {
+        if let crate::signals::Woke::Signal(sig) = trap.wait(None, Duration::ZERO) {
+            return Ok(u8::try_from(128 + sig).unwrap_or(1));
+        }
+        // EINTR (a signal arrived) is not an error here: the trap reports it on the next round.
+        if !event::poll(Duration::from_millis(400)).unwrap_or(false) {
             continue;
         }
         let Event::Key(key) = event::read()? else { continue };

@@ -45,13 +45,20 @@ pub enum NoTty {
 impl FileSettings {
     fn from_raw(cx: &Ctx<'_>, raw: Option<RawSettings>) -> Result<FileSettings, ConfigError> {
         let Some(raw) = raw else { return Ok(FileSettings::default()) };
-        let duration = |name: &str, v: Option<Spanned<DurationSetting>>| -> Result<Option<u64>, ConfigError> {
+        let duration = |name: &str,
+                        max: u64,
+                        v: Option<Spanned<DurationSetting>>|
+         -> Result<Option<u64>, ConfigError> {
             let Some(v) = v else { return Ok(None) };
             let secs = match v.get_ref() {
                 DurationSetting::Seconds(n) => Some(*n),
                 DurationSetting::Text(t) => crate::state::parse_duration(t),
             };
             match secs {
+                Some(n) if n > max => Err(cx.err(
+                    v.span().start,
+                    format!("setting `{name}`: at most {}", crate::state::human_duration(max)),
+                )),
                 Some(n) if n > 0 => Ok(Some(n)),
                 _ => Err(cx.err(
                     v.span().start,
@@ -74,8 +81,8 @@ impl FileSettings {
         Ok(FileSettings {
             no_tty,
             shell: raw.shell,
-            timeout: duration("timeout", raw.timeout)?,
-            session_ttl: duration("session_ttl", raw.session_ttl)?,
+            timeout: duration("timeout", 30 * 86_400, raw.timeout)?,
+            session_ttl: duration("session_ttl", 365 * 86_400, raw.session_ttl)?,
         })
     }
 }

@@ -53,7 +53,12 @@ pub fn script_of(words: &[Field]) -> Field {
 pub fn carriers(words: &mut Vec<Field>, u: &mut Unwrapped) {
     let prog = basename(&words[0].text).to_string();
     let push = |u: &mut Unwrapped, origin: String, kind: NestedKind| u.nested.push(Nested { origin, kind });
-    if SHELLS.contains(&prog.as_str()) {
+    if prog == "cmdguard" {
+        cmdguard_job(words, u);
+        return;
+    }
+    // cmdguard's shell shim takes sh's arguments.
+    if SHELLS.contains(&prog.as_str()) || prog == "cmdguard-sh" {
         let (i, opts) = skip_options(words, 1, "oO", &["--rcfile", "--init-file"], false);
         let plus_o = words.iter().skip(1).take_while(|f| f.text.starts_with('+')).count();
         let i = i + plus_o;
@@ -128,6 +133,50 @@ pub fn carriers(words: &mut Vec<Field>, u: &mut Unwrapped) {
         "find" => find_exec(words, u),
         "git" => git_globals(words, u),
         _ => {}
+    }
+}
+
+/// `cmdguard [OPTIONS] -c STRING`, `-- ARGV` or `shell ARGS`: the command it would run is
+/// analysed here as well. Run with `--shell` or `--rules`, it would judge and run the command
+/// under settings this analysis cannot see, so that asks.
+fn cmdguard_job(words: &[Field], u: &mut Unwrapped) {
+    let push = |u: &mut Unwrapped, kind: NestedKind| u.nested.push(Nested { origin: "cmdguard".into(), kind });
+    let mut i = 1;
+    while let Some(w) = words.get(i) {
+        let (name, inline) = match w.text.split_once('=') {
+            Some((n, _)) if n.starts_with("--") => (n, true),
+            _ => (w.text.as_str(), false),
+        };
+        match name {
+            "--shell" | "--rules" => {
+                let what =
+                    format!("cmdguard {name} … would judge its command under rules or a shell this check cannot see");
+                push(u, NestedKind::Dynamic(what));
+                return;
+            }
+            "--session-key" | "--no-tty" => i += if inline { 1 } else { 2 },
+            "--json" => i += 1,
+            "-c" => {
+                if let Some(script) = words.get(i + 1) {
+                    push(u, NestedKind::Script(script.clone()));
+                }
+                return;
+            }
+            "--" => {
+                if words.len() > i + 1 {
+                    push(u, NestedKind::Argv(words[i + 1..].to_vec()));
+                }
+                return;
+            }
+            "shell" => {
+                let mut as_sh = vec![Field::lit("sh")];
+                as_sh.extend(words[i + 1..].iter().cloned());
+                push(u, NestedKind::Argv(as_sh));
+                return;
+            }
+            // Other subcommands (check, explain, rules, …) run no command.
+            _ => return,
+        }
     }
 }
 

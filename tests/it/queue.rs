@@ -331,3 +331,36 @@ fn log_filters_by_session_age_and_verdict() {
     assert!(human.starts_with("TIME") && human.contains("rm -rf ~") && human.contains("no-terminal"), "{human}");
     assert_eq!(code(&t.run(["log", "--since", "last tuesday"])), 64);
 }
+
+#[test]
+fn an_answer_after_the_timeout_decides_nothing() {
+    let t = TestEnv::new();
+    t.user_rules("[settings]\ntimeout = 2\n[[rule]]\nid = \"test.touch\"\naction = \"ask\"\npattern = '^touch '\nreason = \"creates files\"\n");
+    let w = waiter(&t, Some("s-A"), "touch a");
+    let id = id_of(&wait_pending(&t, 1), "s-A");
+    let mut a = Asking::at_terminal(&t, &["approve", &id, "--scope", "session"], &[]);
+    a.pty.expect("any other key cancels");
+    // The waiter gives up while the person is still reading.
+    assert_eq!(finish(w).0, 77);
+    let f = a.answer("y");
+    assert_eq!(f.code, 1, "{}", f.screen);
+    assert!(f.screen.contains("already decided (timed out)"), "{}", f.screen);
+    assert!(stdout(&t.run(["session", "list"])).contains("no session grants"));
+}
+
+#[test]
+fn watch_restores_the_terminal_when_stopped() {
+    let t = env_with_rules();
+    let w = waiter(&t, Some("s-A"), "touch a");
+    wait_pending(&t, 1);
+    let mut watch = Asking::at_terminal(&t, &["watch"], &[]);
+    watch.pty.expect("touch a");
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(watch.child.id() as i32, libc::SIGTERM) };
+    let f = watch.finish(); // checks the terminal modes
+    assert_eq!(f.code, 128 + libc::SIGTERM);
+    assert!(f.screen.contains("\x1b[?1049l"), "the alternate screen was not left");
+    let mut w = w;
+    w.kill().unwrap();
+    let _ = w.wait();
+}

@@ -193,3 +193,52 @@ fn a_shell_reading_the_agents_input_is_refused() {
     }
     assert!(!t.exists("ran"));
 }
+
+#[test]
+fn the_shell_cannot_be_swapped_for_another_language() {
+    let t = TestEnv::new();
+    // Harmless as sh (an assignment), a payload as Python.
+    let payload = "x=1#'\nimport os;os.system('touch ran')\n#'";
+    let o = t.run(["--shell", "/usr/bin/python3", "-c", payload]);
+    assert_eq!(code(&o), 64, "{}", stderr(&o));
+    assert!(stderr(&o).contains("POSIX shell"), "{}", stderr(&o));
+    // A link named like a shell that is another interpreter is refused too.
+    let link = t.home.join("bash");
+    std::os::unix::fs::symlink("/usr/bin/python3", &link).unwrap();
+    assert_eq!(code(&t.run(["--shell".as_ref(), link.as_os_str(), "-c".as_ref(), payload.as_ref()])), 64);
+    // Nor through a --rules file, which the agent names.
+    let rules = t.write("evil.toml", "[settings]\nshell = \"/usr/bin/python3\"\n");
+    assert_eq!(code(&t.run(["--rules".as_ref(), rules.as_os_str(), "-c".as_ref(), payload.as_ref()])), 78);
+    // Nor by running cmdguard inside the command with those options.
+    let nested = format!("cmdguard --shell /usr/bin/python3 -c \"{}\"", payload.replace('"', "\\\""));
+    let o = t.run(["check", "-c", &nested]);
+    assert_eq!(code(&o), 1, "{}", stdout(&o));
+    assert!(!t.exists("ran"));
+    // A real shell is fine.
+    assert_eq!(stdout(&t.run(["--shell", "/bin/bash", "-c", "echo ${BASH_VERSION:+bash}"])), "bash\n");
+}
+
+#[test]
+fn a_fifo_named_like_a_rules_file_is_a_broken_configuration() {
+    let t = TestEnv::new();
+    let fifo = std::ffi::CString::new(t.project.join(".cmdguard.toml").to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    let o = t.run(["-c", "true"]);
+    assert_eq!(code(&o), 78);
+    assert!(stderr(&o).contains("not a regular file"), "{}", stderr(&o));
+}
+
+#[test]
+fn rule_text_from_files_is_escaped_on_the_terminal() {
+    let t = TestEnv::new();
+    t.write(
+        ".cmdguard.toml",
+        "[[rule]]\nid = \"deploy.prod\"\naction = \"ask\"\npattern = '^make deploy'\nreason = \"deploys\\u001b[2J\\u202e\"\n",
+    );
+    for args in [&["explain", "-c", "make deploy"][..], &["check", "-c", "make deploy"]] {
+        let out = stdout(&t.run(args));
+        assert!(out.contains("deploys\\x1b[2J\\u{202e}"), "{args:?}: {out}");
+        assert!(!out.contains('\u{1b}') && !out.contains('\u{202e}'), "{args:?}: raw control text");
+    }
+}

@@ -143,3 +143,17 @@ fn always_is_not_offered_for_what_cannot_be_read() {
     assert!(a.child.try_wait().unwrap().is_none(), "`a` answered although not offered");
     assert_eq!(a.answer("d").code, 77);
 }
+
+#[test]
+fn always_never_writes_through_a_link() {
+    let t = TestEnv::new();
+    t.user_rules("# my own rules\n");
+    // An agent links the project file to the user's own rules, trusted by where they live.
+    let user_rules = t.home.join(".config/cmdguard/rules.toml");
+    std::os::unix::fs::symlink(&user_rules, t.project.join(".cmdguard.toml")).unwrap();
+    let mut a = Asking::start(&t, &["-c", "git push --force origin no-such-branch 2>/dev/null; true"]);
+    a.wait_prompt();
+    let f = a.answer("a");
+    assert!(f.screen.contains("symbolic link"), "{}", f.screen);
+    assert_eq!(std::fs::read_to_string(&user_rules).unwrap(), "# my own rules\n", "the user's rules were changed");
+}
