@@ -11,10 +11,16 @@ use super::ast::{Part, Word};
 /// Most fields one word may brace-expand into.
 const MAX_BRACE_FIELDS: usize = 64;
 
+#[derive(Default)]
 struct Builder {
     fields: Vec<Field>,
     cur: Field,
     started: bool,
+    /// The current field holds an unquoted wildcard before any `=` (it is globbed by the shell).
+    cur_glob: bool,
+    cur_eq: bool,
+    /// Fields that are options whose text a wildcard can change: `-r[f]`, `--h?rd`.
+    option_globs: Vec<String>,
 }
 
 impl Builder {
@@ -24,11 +30,32 @@ impl Builder {
         self.started = true;
     }
 
+    /// Text the shell globs: literal text outside quotes, or an unquoted expansion's value.
+    fn push_unquoted(&mut self, text: &str) {
+        for c in text.chars() {
+            match c {
+                '=' => self.cur_eq = true,
+                '*' | '?' | '[' if !self.cur_eq => self.cur_glob = true,
+                _ => {}
+            }
+        }
+        self.push_text(text, false);
+    }
+
     fn end_field(&mut self) {
         if self.started {
-            self.fields.push(std::mem::replace(&mut self.cur, Field::lit("")));
+            let field = std::mem::replace(&mut self.cur, Field::lit(""));
+            // `-r[f]`, `--h*d`: the shell replaces the word with matching file names, and a file
+            // named `-rf` or `--hard` turns it into that option. (`--exclude=*.o` is safe: the
+            // option is fixed before the wildcard.)
+            if self.cur_glob && field.text.starts_with('-') {
+                self.option_globs.push(field.text.clone());
+            }
+            self.fields.push(field);
         }
         self.started = false;
+        self.cur_glob = false;
+        self.cur_eq = false;
     }
 
     /// Inserts an expansion's value: verbatim when quoted, else split on whitespace.
@@ -42,7 +69,7 @@ impl Builder {
         }
         let mut pieces = value.split_whitespace().peekable();
         while let Some(piece) = pieces.next() {
-            self.push_text(piece, false);
+            self.push_unquoted(piece);
             if pieces.peek().is_some() {
                 self.end_field();
             }
@@ -56,21 +83,17 @@ impl Builder {
 impl Analyzer {
     /// Expands a word into fields (usually one; none for an unquoted empty expansion).
     pub(super) fn expand(&mut self, word: &Word) -> Vec<Field> {
-        let mut b = Builder { fields: Vec::new(), cur: Field::lit(""), started: false };
+        let mut b = Builder::default();
         let mut brace = false;
-        // Where in the word the first unquoted glob character is, if it comes before any `=`.
-        let mut option_glob = false;
-        let mut seen_eq = false;
         for part in &word.0 {
             match part {
-                Part::Lit { text, quoted } => {
-                    brace |= !quoted && text.contains('{') && text.contains(',');
-                    if !quoted && !seen_eq {
-                        let before_eq = text.split('=').next().unwrap_or("");
-                        option_glob |= before_eq.contains(['*', '?', '[']);
-                    }
-                    seen_eq |= text.contains('=');
+                Part::Lit { text, quoted: true } => {
+                    b.cur_eq |= text.contains('=');
                     b.push_text(text, false);
+                }
+                Part::Lit { text, quoted: false } => {
+                    brace |= text.contains('{') && text.contains(',');
+                    b.push_unquoted(text);
                 }
                 Part::Param { name, quoted, raw, nested } => {
                     for script in nested {
@@ -112,11 +135,7 @@ impl Analyzer {
             }
         }
         b.end_field();
-        if option_glob && b.fields.first().is_some_and(|f| f.text.starts_with('-')) {
-            // `-r[f]`, `--h*d`: the shell replaces the word with matching file names, and a file
-            // named `-rf` or `--hard` turns it into that option. (`--exclude=*.o` is safe: the
-            // option is fixed before the wildcard.)
-            let shown = b.fields[0].text.clone();
+        for shown in std::mem::take(&mut b.option_globs) {
             self.issue(
                 super::IssueKind::Dynamic,
                 format!("the option `{shown}` holds a wildcard: a file named like an option would replace it"),
@@ -148,9 +167,13 @@ impl Analyzer {
         let word = |op: &str| ops.strip_prefix(op).filter(|w| !w.contains(['$', '`', '"', '\'', '\\']));
         for op in [":-", "-", ":=", "="] {
             if let Some(w) = word(op) {
-                // `${X:-word}`: X's value if the reader knows it; else the word is judged, since
-                // the command as written says what it means to run (`git reset ${X:---hard}`).
-                return known.or_else(|| Some(w.to_string()));
+                // `${X:-word}`: X's value if the reader knows it (with `:`, an empty value counts
+                // as unset); else the word is judged, since the command as written says what it
+                // means to run (`git reset ${X:---hard}`).
+                return match known {
+                    Some(v) if !(v.is_empty() && op.starts_with(':')) => Some(v),
+                    _ => Some(w.to_string()),
+                };
             }
         }
         for op in [":+", "+"] {

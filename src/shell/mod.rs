@@ -28,7 +28,7 @@ pub const MAX_NESTING: usize = 12;
 pub const MAX_SEGMENTS: usize = 2_000;
 
 /// One word after expansion: its text, and whether part of it could not be known statically.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Field {
     pub text: String,
     pub dynamic: bool,
