@@ -57,9 +57,20 @@ pub struct Decision {
 impl Decision {
     /// Ids of the rules that decide the verdict (allowed hits left out), concerns included.
     pub fn rule_ids<'p>(&self, policy: &'p Policy) -> Vec<&'p str> {
+        let mut ids = self.hit_ids(policy);
+        for id in self.concerns.iter().map(|c| c.id) {
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+        ids
+    }
+
+    /// Ids of the rules whose hits decide the verdict (allowed hits left out), without concerns.
+    pub fn hit_ids<'p>(&self, policy: &'p Policy) -> Vec<&'p str> {
         let mut ids: Vec<&str> = Vec::new();
-        let deciding = self.hits.iter().filter(|h| h.allowed_by.is_none()).map(|h| policy.rules[h.rule].id.as_ref());
-        for id in deciding.chain(self.concerns.iter().map(|c| c.id)) {
+        for h in self.hits.iter().filter(|h| h.allowed_by.is_none()) {
+            let id = policy.rules[h.rule].id.as_ref();
             if !ids.contains(&id) {
                 ids.push(id);
             }

@@ -48,7 +48,6 @@ pub enum Answer {
     /// `d`, `r` with a reason, Esc or Ctrl-C.
     Deny {
         reason: Option<String>,
-        key: &'static str,
     },
     Timeout,
     /// A signal stopped the wait (or the terminal went away).
@@ -111,8 +110,17 @@ pub fn check_terminal() -> Result<(), NoTerminal> {
 }
 
 impl Tty {
-    fn open() -> Result<Tty, NoTerminal> {
+    /// The terminal in prompt mode, waiting its turn: `open_terminal` first (so a missing
+    /// terminal is reported at once), then the terminal's prompt lock, then raw mode. `None`
+    /// when the lock is still held at `deadline`. The lock is released with the returned file.
+    fn start(deadline: Instant) -> Result<Option<(Option<File>, Tty)>, NoTerminal> {
         let (file, saved) = open_terminal()?;
+        let Ok(lock) = lock_terminal(deadline) else { return Ok(None) };
+        // (lock, tty): bound in this order, the terminal is restored before the lock is released.
+        Ok(Some((lock, Tty::enter(file, saved)?)))
+    }
+
+    fn enter(file: File, saved: libc::termios) -> Result<Tty, NoTerminal> {
         let fd = file.as_raw_fd();
         let trap = Trap::install().map_err(|e| NoTerminal(format!("cannot set up the prompt: {e}")))?;
         *SAVED.lock().unwrap_or_else(|p| p.into_inner()) = Some((fd, saved));
@@ -408,15 +416,7 @@ fn lock_terminal(deadline: Instant) -> Result<Option<File>, ()> {
 /// arrives.
 pub fn ask(req: &Request<'_>) -> Result<Answer, NoTerminal> {
     let deadline = Instant::now() + req.timeout;
-    // Probe the terminal before waiting for the lock, so a missing terminal is reported at once.
-    let probe = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOCTTY | libc::O_CLOEXEC)
-        .open("/dev/tty")
-        .map_err(|e| NoTerminal(format!("no terminal to ask on (/dev/tty: {e})")))?;
-    let Ok(_lock) = lock_terminal(deadline) else { return Ok(Answer::Timeout) };
-    drop(probe);
-    let mut tty = Tty::open()?;
+    let Some((_lock, mut tty)) = Tty::start(deadline)? else { return Ok(Answer::Timeout) };
     let width = tty.width();
     // Keys typed before the question exists are discarded; the question is drawn after that,
     // so an answer to what is on the screen is never thrown away.
@@ -458,7 +458,7 @@ fn read_answer(tty: &mut Tty, req: &Request<'_>, deadline: Instant) -> Answer {
             Event::Input(bytes) => bytes,
             Event::Nothing if pending == [0x1b] => {
                 // A lone ESC with nothing after it: the Esc key.
-                return Answer::Deny { reason: None, key: "Esc" };
+                return Answer::Deny { reason: None };
             }
             Event::Nothing if !pending.is_empty() => {
                 // The rest of a sequence never came: it was not a key.
@@ -475,11 +475,11 @@ fn read_answer(tty: &mut Tty, req: &Request<'_>, deadline: Instant) -> Answer {
         }
         for key in keys {
             match (&mut reason, key) {
-                (_, Key::CtrlC) => return Answer::Deny { reason: None, key: "Ctrl-C" },
+                (_, Key::CtrlC) => return Answer::Deny { reason: None },
                 (None, Key::Char('o' | 'O')) => return Answer::Once,
                 (None, Key::Char('s' | 'S')) if req.session_key.is_some() => return Answer::Session,
                 (None, Key::Char('a' | 'A')) if req.no_always.is_none() => return Answer::Always,
-                (None, Key::Char('d' | 'D')) => return Answer::Deny { reason: None, key: "d" },
+                (None, Key::Char('d' | 'D')) => return Answer::Deny { reason: None },
                 (None, Key::Char('r' | 'R')) => {
                     reason = Some(String::new());
                     tty.write("\r\x1b[K  reason for the agent (Enter sends, Esc denies without one):\r\n  > ");
@@ -493,7 +493,7 @@ fn read_answer(tty: &mut Tty, req: &Request<'_>, deadline: Instant) -> Answer {
                 (None, _) => {}
                 (Some(text), Key::Enter) => {
                     let text = text.trim().to_string();
-                    return Answer::Deny { reason: (!text.is_empty()).then_some(text), key: "r" };
+                    return Answer::Deny { reason: (!text.is_empty()).then_some(text) };
                 }
                 (Some(text), Key::Backspace) => {
                     text.pop();
@@ -527,14 +527,7 @@ fn redraw_reason(tty: &mut Tty, text: &str) {
 /// `None` for any other key, Esc, Ctrl-C, a signal or the timeout: every doubt cancels.
 pub fn choose(text: &str, accept: &[char], timeout: Duration) -> Result<Option<char>, NoTerminal> {
     let deadline = Instant::now() + timeout;
-    let probe = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOCTTY | libc::O_CLOEXEC)
-        .open("/dev/tty")
-        .map_err(|e| NoTerminal(format!("no terminal to ask on (/dev/tty: {e})")))?;
-    let Ok(_lock) = lock_terminal(deadline) else { return Ok(None) };
-    drop(probe);
-    let mut tty = Tty::open()?;
+    let Some((_lock, mut tty)) = Tty::start(deadline)? else { return Ok(None) };
     tty.flush_input();
     tty.write(&text.replace('\n', "\r\n"));
     let mut pending = false;

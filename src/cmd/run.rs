@@ -24,12 +24,19 @@ use crate::{exit, state};
 pub struct Invocation<'a> {
     pub global: &'a Global,
     pub job: &'a Job,
+    /// The shell that runs `-c STRING`, checked once before deciding.
+    pub shell: PathBuf,
     pub command: String,
     pub cwd: PathBuf,
     pub project: PathBuf,
 }
 
 impl Invocation<'_> {
+    /// Replaces cmdguard with the command; returns only if that failed (126/127).
+    fn exec(&self) -> u8 {
+        exec::exec(self.job, &self.shell)
+    }
+
     fn record(&self, policy: &Policy, decision: &Decision, by: DecidedBy, ran: bool) -> audit::Record {
         let now = state::now();
         audit::Record {
@@ -60,35 +67,25 @@ fn log(record: &audit::Record) {
 pub fn run(global: &Global, job: Job) -> Result<u8> {
     let cwd = super::cwd()?;
     let policy = crate::config::load(&cwd, &global.rules)?;
-    super::shell(global, &policy)?;
+    let shell = super::shell(global, &policy)?;
     let analysis = job.analyze();
     let decision = decide(&policy, &analysis);
     if decision.verdict == Verdict::Pass {
-        return Ok(exec_job(global, &policy, &job));
+        return Ok(exec::exec(&job, &shell));
     }
-    let inv = Invocation { global, job: &job, command: job.text(), project: crate::config::project_root(&cwd), cwd };
+    let project = crate::config::project_root(&cwd);
+    let inv = Invocation { global, job: &job, shell, command: job.text(), project, cwd };
     match decision.verdict {
         Verdict::Pass => unreachable!("handled above"),
         Verdict::Allow => {
             log(&inv.record(&policy, &decision, DecidedBy::AllowEntry, true));
-            Ok(exec_job(global, &policy, &job))
+            Ok(inv.exec())
         }
         Verdict::Deny => {
             log(&inv.record(&policy, &decision, DecidedBy::Rule, false));
             refuse(&inv, &policy, &decision, &NotRun::by(DecidedBy::Rule))
         }
         Verdict::Ask => ask(&inv, &policy, &analysis, &decision),
-    }
-}
-
-fn exec_job(global: &Global, policy: &Policy, job: &Job) -> u8 {
-    match super::shell(global, policy) {
-        Ok(shell) => exec::exec(job, &shell),
-        // Checked before deciding (`run`); not reached.
-        Err(e) => {
-            eprintln!("cmdguard: {e:#}");
-            exit::USAGE
-        }
     }
 }
 
@@ -99,14 +96,10 @@ fn refuse(inv: &Invocation<'_>, policy: &Policy, decision: &Decision, not_run: &
 
 /// What a session grant must cover for this decision to pass.
 pub fn need(policy: &Policy, decision: &Decision, command: &str) -> Need {
-    let mut rules: Vec<String> = Vec::new();
-    for h in decision.hits.iter().filter(|h| h.allowed_by.is_none()) {
-        let id = policy.rules[h.rule].id.to_string();
-        if !rules.contains(&id) {
-            rules.push(id);
-        }
+    Need {
+        rules: decision.hit_ids(policy).into_iter().map(String::from).collect(),
+        command: (!decision.concerns.is_empty()).then(|| command.to_string()),
     }
-    Need { rules, command: (!decision.concerns.is_empty()).then(|| command.to_string()) }
 }
 
 /// The texts an "always" answer writes as allow entries: each unit that asks.
@@ -138,7 +131,7 @@ fn ask(inv: &Invocation<'_>, policy: &Policy, analysis: &Analysis, decision: &De
         match session::covers(key, &inv.project, &need, ttl) {
             Ok(true) => {
                 log(&inv.record(policy, decision, DecidedBy::SessionGrant, true));
-                return Ok(exec_job(inv.global, policy, inv.job));
+                return Ok(inv.exec());
             }
             Ok(false) => {}
             Err(e) => eprintln!("cmdguard: warning: cannot read this session's grants, asking instead: {e:#}"),
@@ -192,15 +185,15 @@ fn ask(inv: &Invocation<'_>, policy: &Policy, analysis: &Analysis, decision: &De
         }
     };
     let mut record = inv.record(policy, decision, DecidedBy::Prompt, false);
-    let choice = match &answer {
-        Answer::Once => "once",
-        Answer::Session => "session",
-        Answer::Always => "always",
-        Answer::Deny { key: "r", .. } => "deny-with-reason",
-        Answer::Deny { .. } => "deny",
-        Answer::Timeout | Answer::Interrupted(_) => "none",
-    };
-    record.choice = Some(choice.to_string());
+    record.choice = match &answer {
+        Answer::Once => Some("once"),
+        Answer::Session => Some("session"),
+        Answer::Always => Some("always"),
+        Answer::Deny { reason: Some(_) } => Some("deny-with-reason"),
+        Answer::Deny { reason: None } => Some("deny"),
+        Answer::Timeout | Answer::Interrupted(_) => None,
+    }
+    .map(String::from);
     match answer {
         Answer::Once => {}
         Answer::Session => {
@@ -210,12 +203,10 @@ fn ask(inv: &Invocation<'_>, policy: &Policy, analysis: &Analysis, decision: &De
             }
         }
         Answer::Always => persist_always(inv, &entries),
-        Answer::Deny { reason, key } => {
+        Answer::Deny { reason } => {
             record.reason = reason.clone();
             log(&record);
-            let detail = format!("key {key}");
-            let not_run =
-                NotRun { by: DecidedBy::Prompt, detail: Some(&detail), reason: reason.as_deref(), hint: None };
+            let not_run = NotRun { by: DecidedBy::Prompt, detail: None, reason: reason.as_deref(), hint: None };
             return refuse(inv, policy, decision, &not_run);
         }
         Answer::Timeout => {
@@ -232,7 +223,7 @@ fn ask(inv: &Invocation<'_>, policy: &Policy, analysis: &Analysis, decision: &De
     }
     record.ran = true;
     log(&record);
-    Ok(exec_job(inv.global, policy, inv.job))
+    Ok(inv.exec())
 }
 
 /// No terminal and `no_tty = "wait"`: park the request in this session's queue and wait for a
@@ -301,7 +292,7 @@ fn wait_in_queue(
         queue::Resolver::Human if d.approved => {
             record.ran = true;
             log(&record);
-            Ok(exec_job(inv.global, policy, inv.job))
+            Ok(inv.exec())
         }
         queue::Resolver::Human => {
             log(&record);
