@@ -92,20 +92,13 @@ pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
     let mut notices = Vec::new();
     for (layer, path) in source_paths(cwd, extra) {
         let shown = path.display().to_string();
-        // A FIFO or a device named like a rules file would block or feed anything: only regular
-        // files are read.
-        if std::fs::metadata(&path).is_ok_and(|m| !m.is_file()) {
-            return Err(ConfigError::new(format!("rules file {shown}: not a regular file")));
-        }
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && layer != Layer::Cli => {
+        let text = match read_rules_file(&path)? {
+            Some(t) => t,
+            None if layer != Layer::Cli => {
                 sources.push(Source::new(layer, shown, false));
                 continue;
             }
-            Err(e) => {
-                return Err(ConfigError::new(format!("rules file {shown}: cannot read it: {e}")));
-            }
+            None => return Err(ConfigError::new(format!("rules file {shown}: cannot read it: it does not exist"))),
         };
         let mut items: FileItems = compile::parse_file(&shown, &text, layer)?;
         if let Some(sh) = &items.settings.shell {
@@ -124,12 +117,12 @@ pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
         // Disable names are checked whether or not they apply: a typo is a broken file.
         check_disables(&rules, &items.rules, &items.disable, &shown)?;
         let mut source = Source::new(layer, shown.clone(), true);
-        source.loosening = loosening(&items, &settings);
-        if layer.needs_trust() && !source.loosening.is_empty() {
+        let loosens = if layer.needs_trust() { loosening(&items, &settings) } else { Vec::new() };
+        if !loosens.is_empty() {
             let state = crate::trust::lookup(&path, text.as_bytes()).unwrap_or(TrustState::Never);
             source.trust = Some(state);
             if state != TrustState::Trusted {
-                notices.push(untrusted_notice(&path, state, &source.loosening));
+                notices.push(untrusted_notice(&path, state, loosens.len()));
                 items.allows.clear();
                 items.disable.clear();
                 items.settings.timeout = items.settings.timeout.map(|t| t.min(settings.timeout));
@@ -151,6 +144,28 @@ pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
     Ok(policy)
 }
 
+/// A rules file's text, or `None` if there is none. It is opened without blocking and must be a
+/// regular file: a FIFO or a device named like a rules file is a broken configuration, not a
+/// hang. (One open and one fstat, on every start: no separate stat first.)
+pub fn read_rules_file(path: &Path) -> Result<Option<String>, ConfigError> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let shown = || path.display().to_string();
+    let cannot = |e: std::io::Error| ConfigError::new(format!("rules file {}: cannot read it: {e}", shown()));
+    let mut file =
+        match std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC).open(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(cannot(e)),
+        };
+    if !file.metadata().map_err(cannot)?.is_file() {
+        return Err(ConfigError::new(format!("rules file {}: not a regular file", shown())));
+    }
+    let mut text = String::new();
+    file.read_to_string(&mut text).map_err(cannot)?;
+    Ok(Some(text))
+}
+
 /// The settings of the layers trusted by location (built-in defaults, the admin's file, the
 /// user's): what a project file's settings are measured against.
 pub fn trusted_settings() -> Result<Settings, ConfigError> {
@@ -158,11 +173,8 @@ pub fn trusted_settings() -> Result<Settings, ConfigError> {
     let mut paths = vec![PathBuf::from(SYSTEM_FILE)];
     paths.extend(user_config_dir().map(|d| d.join("rules.toml")));
     for path in paths {
-        let shown = path.display().to_string();
-        match std::fs::read_to_string(&path) {
-            Ok(text) => settings.apply(&compile::parse_file(&shown, &text, Layer::User)?.settings),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(ConfigError::new(format!("rules file {shown}: cannot read it: {e}"))),
+        if let Some(text) = read_rules_file(&path)? {
+            settings.apply(&compile::parse_file(&path.display().to_string(), &text, Layer::User)?.settings);
         }
     }
     Ok(settings)
@@ -195,9 +207,9 @@ pub fn loosening(items: &FileItems, below: &Settings) -> Vec<String> {
 }
 
 /// The one line every prompt and `check` shows for a file whose loosening is ignored.
-fn untrusted_notice(path: &Path, state: TrustState, loosening: &[String]) -> String {
+fn untrusted_notice(path: &Path, state: TrustState, entries: usize) -> String {
     let shown = crate::term::escape(&path.display().to_string());
-    let what = match loosening.len() {
+    let what = match entries {
         1 => "1 entry".to_string(),
         n => format!("{n} entries"),
     };

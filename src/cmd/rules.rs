@@ -75,8 +75,11 @@ fn warnings(rule: &Rule) -> Vec<String> {
 fn lint(global: &Global, file: Option<&Path>) -> Result<u8> {
     let rules: Vec<Rule> = match file {
         Some(f) => {
-            let text = std::fs::read_to_string(f).map_err(|e| {
-                crate::config::ConfigError::new(format!("rules file {}: cannot read it: {e}", f.display()))
+            let text = crate::config::read_rules_file(f)?.ok_or_else(|| {
+                crate::config::ConfigError::new(format!(
+                    "rules file {}: cannot read it: it does not exist",
+                    f.display()
+                ))
             })?;
             crate::rules::compile::parse_file(&f.display().to_string(), &text, Layer::Cli)?.rules
         }

@@ -31,10 +31,7 @@ fn target(file: Option<&Path>) -> Result<PathBuf> {
 pub fn trust(_global: &Global, file: Option<&Path>) -> Result<u8> {
     let path = target(file)?;
     let shown = escape(&path.display().to_string());
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) => bail!("cannot read {shown}: {e}"),
-    };
+    let Some(text) = config::read_rules_file(&path)? else { bail!("cannot read {shown}: it does not exist") };
     let items = compile::parse_file(&path.display().to_string(), &text, Layer::Project)?;
     let below = config::trusted_settings()?;
     let loosening = config::loosening(&items, &below);

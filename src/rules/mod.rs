@@ -337,15 +337,13 @@ pub struct Source {
     pub layer: Layer,
     pub path: String,
     pub loaded: bool,
-    /// What the file loosens (allow entries, disables, longer timeouts), one line each.
-    pub loosening: Vec<String>,
     /// For files that need trust and loosen something: whether their bytes are trusted.
     pub trust: Option<crate::trust::TrustState>,
 }
 
 impl Source {
     pub fn new(layer: Layer, path: String, loaded: bool) -> Source {
-        Source { layer, path, loaded, loosening: Vec::new(), trust: None }
+        Source { layer, path, loaded, trust: None }
     }
 }
 
