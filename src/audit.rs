@@ -56,8 +56,6 @@ impl DecidedBy {
 pub struct Record {
     /// RFC 3339 UTC.
     pub time: String,
-    /// Seconds since the epoch (for filtering).
-    pub ts: u64,
     /// Hash of the session key, if one was given (never the key itself).
     pub session: Option<String>,
     pub project: String,
@@ -79,6 +77,27 @@ pub struct Record {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub via: Option<String>,
     pub pid: u32,
+}
+
+impl Record {
+    /// A record made now by this process; the caller fills in where and for whom.
+    pub fn new(decided_by: DecidedBy, command: String, verdict: &str, rules: Vec<String>) -> Record {
+        Record {
+            time: state::rfc3339(state::now()),
+            session: None,
+            project: String::new(),
+            cwd: String::new(),
+            command,
+            verdict: verdict.to_string(),
+            ran: false,
+            decided_by,
+            choice: None,
+            rules,
+            reason: None,
+            via: None,
+            pid: std::process::id(),
+        }
+    }
 }
 
 /// Appends one record. The caller reports a failure; the decision stands either way.

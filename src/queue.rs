@@ -43,11 +43,17 @@ pub struct Request {
     pub pid: u32,
     /// The process's start time (clock ticks after boot), to tell a reused pid from the waiter.
     pub pid_start: Option<u64>,
-    pub created: u64,
-    /// When the request was made, in milliseconds: the order of requests within one second.
+    /// When the request was made, in milliseconds since the epoch.
     pub created_ms: u64,
     /// Seconds the waiter waits before it denies.
     pub timeout: u64,
+}
+
+impl Request {
+    /// When the request was made, in seconds since the epoch.
+    pub fn created(&self) -> u64 {
+        self.created_ms / 1000
+    }
 }
 
 /// How far an approval reaches.
@@ -266,22 +272,13 @@ pub fn all(clean: bool) -> Result<Vec<Pending>> {
 
 /// A waiter that was killed outright could not record its end; the cleanup does.
 fn record_stale(r: &Request) {
-    let now = state::now();
     let record = crate::audit::Record {
-        time: state::rfc3339(now),
-        ts: now,
         session: r.session.clone(),
         project: r.project.clone(),
         cwd: r.cwd.clone(),
-        command: r.command.clone(),
-        verdict: "ask".into(),
-        ran: false,
-        decided_by: crate::audit::DecidedBy::Signal,
-        choice: None,
-        rules: r.rules.clone(),
         reason: Some("the waiting cmdguard was gone (killed); its request was removed".into()),
-        via: None,
         pid: r.pid,
+        ..crate::audit::Record::new(crate::audit::DecidedBy::Signal, r.command.clone(), "ask", r.rules.clone())
     };
     let _ = crate::audit::append(&record);
 }

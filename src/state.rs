@@ -182,6 +182,28 @@ pub fn rfc3339(secs: u64) -> String {
     format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
+/// `YYYY-MM-DDTHH:MM:SSZ` (or a plain date) to seconds since the epoch.
+pub fn parse_rfc3339(text: &str) -> Option<u64> {
+    let (date, time) = text.split_once(['T', ' ']).unwrap_or((text, "00:00:00Z"));
+    let mut d = date.split('-').map(|p| p.parse::<i64>().ok());
+    let (y, m, day) = (d.next()??, d.next()??, d.next()??);
+    let time = time.strip_suffix('Z').unwrap_or(time);
+    let mut t = time.split(':').map(|p| p.parse::<u64>().ok());
+    let (hh, mm, ss) = (t.next()??, t.next().flatten().unwrap_or(0), t.next().flatten().unwrap_or(0));
+    if !(1..=12).contains(&m) || !(1..=31).contains(&day) || hh > 23 || mm > 59 || ss > 60 {
+        return None;
+    }
+    // Days from civil date (inverse of rfc3339).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    u64::try_from(days).ok().map(|d| d * 86_400 + hh * 3600 + mm * 60 + ss)
+}
+
 /// Parses `90`, `90s`, `15m`, `8h`, `2d` or a sum like `1h30m` into seconds.
 pub fn parse_duration(text: &str) -> Option<u64> {
     let text = text.trim();

@@ -24,7 +24,7 @@ pub fn run(global: &Global, args: &LogArgs) -> Result<u8> {
     let path = state::dir()?.join(audit::FILE);
     let (records, bad) = audit::read_all(&path)?;
     let keep = |r: &Record| {
-        since.is_none_or(|t| r.ts >= t)
+        since.is_none_or(|t| state::parse_rfc3339(&r.time).is_some_and(|at| at >= t))
             && session.as_ref().is_none_or(|h| r.session.as_ref() == Some(h))
             && verdict.is_none_or(|v| r.verdict == v)
     };
@@ -68,34 +68,12 @@ fn parse_since(text: &str, now: u64) -> Result<u64> {
     if let Some(d) = state::parse_duration(text) {
         return Ok(now.saturating_sub(d));
     }
-    if let Some(t) = parse_rfc3339(text) {
+    if let Some(t) = state::parse_rfc3339(text) {
         return Ok(t);
     }
     bail!(crate::cmd::UsageError(format!(
         "--since {text:?}: give a duration like 90m, 1h or 2d, or a time like 2026-12-01T09:00:00Z"
     )))
-}
-
-/// `YYYY-MM-DDTHH:MM:SSZ` (or a plain date) to seconds since the epoch.
-fn parse_rfc3339(text: &str) -> Option<u64> {
-    let (date, time) = text.split_once(['T', ' ']).unwrap_or((text, "00:00:00Z"));
-    let mut d = date.split('-').map(|p| p.parse::<i64>().ok());
-    let (y, m, day) = (d.next()??, d.next()??, d.next()??);
-    let time = time.strip_suffix('Z').unwrap_or(time);
-    let mut t = time.split(':').map(|p| p.parse::<u64>().ok());
-    let (hh, mm, ss) = (t.next()??, t.next().flatten().unwrap_or(0), t.next().flatten().unwrap_or(0));
-    if !(1..=12).contains(&m) || !(1..=31).contains(&day) || hh > 23 || mm > 59 || ss > 60 {
-        return None;
-    }
-    // Days from civil date (inverse of state::rfc3339).
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y.rem_euclid(400);
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    u64::try_from(days).ok().map(|d| d * 86_400 + hh * 3600 + mm * 60 + ss)
 }
 
 #[cfg(test)]
@@ -105,12 +83,12 @@ mod tests {
     #[test]
     fn since_takes_durations_and_times() {
         assert_eq!(parse_since("1h", 10_000).unwrap(), 6_400);
-        assert_eq!(parse_rfc3339("2026-12-01T13:34:56Z"), Some(1_796_132_096));
-        assert_eq!(parse_rfc3339("1970-01-01"), Some(0));
+        assert_eq!(state::parse_rfc3339("2026-12-01T13:34:56Z"), Some(1_796_132_096));
+        assert_eq!(state::parse_rfc3339("1970-01-01"), Some(0));
         for secs in [0, 951_782_400, 1_796_132_096] {
-            assert_eq!(parse_rfc3339(&state::rfc3339(secs)), Some(secs));
+            assert_eq!(state::parse_rfc3339(&state::rfc3339(secs)), Some(secs));
         }
         assert!(parse_since("yesterday", 0).is_err());
-        assert_eq!(parse_rfc3339("2026-13-01"), None);
+        assert_eq!(state::parse_rfc3339("2026-13-01"), None);
     }
 }

@@ -23,7 +23,7 @@ pub fn pending(global: &Global) -> Result<u8> {
         for p in &all {
             let mut v = serde_json::to_value(&p.request)?;
             v["stale"] = json!(p.stale);
-            v["age"] = json!(now.saturating_sub(p.request.created));
+            v["age"] = json!(now.saturating_sub(p.request.created()));
             println!("{v}");
         }
         return Ok(0);
@@ -46,7 +46,7 @@ pub fn pending(global: &Global) -> Result<u8> {
 pub fn describe(p: &Pending, now: u64) -> String {
     let r = &p.request;
     let session = r.session.as_deref().map_or("-".to_string(), |h| h[..8].to_string());
-    let age = human_duration(now.saturating_sub(r.created));
+    let age = human_duration(now.saturating_sub(r.created()));
     let mut out = format!("{:<14}{session:<11}{age:<7}{}\n", r.id, escape(&r.project));
     out.push_str(&format!("    command: {}\n", escape(&r.command)));
     if r.cwd != r.project {
@@ -121,14 +121,21 @@ fn declined(result: Result<u8>) -> Result<u8> {
     }
 }
 
-fn approve_inner(global: &Global, args: &ApproveArgs) -> Result<u8> {
-    require_terminal("approve")?;
-    let list = targets(global, args.id.as_deref(), args.all)?;
+/// The requests `verb` acts on, after checking a person is at the terminal, and the text that
+/// shows them before the confirmation.
+fn prepare(global: &Global, verb: &str, id: Option<&str>, all: bool) -> Result<(Vec<Pending>, String)> {
+    require_terminal(verb)?;
+    let list = targets(global, id, all)?;
     let now = state::now();
-    let mut text = format!("\ncmdguard approve: {} request{}\n", list.len(), if list.len() == 1 { "" } else { "s" });
+    let mut text = format!("\ncmdguard {verb}: {} request{}\n", list.len(), if list.len() == 1 { "" } else { "s" });
     for p in &list {
         text.push_str(&describe(p, now));
     }
+    Ok((list, text))
+}
+
+fn approve_inner(global: &Global, args: &ApproveArgs) -> Result<u8> {
+    let (list, mut text) = prepare(global, "approve", args.id.as_deref(), args.all)?;
     let can_session = list.iter().all(|p| p.request.session.is_some());
     let can_always = list.iter().all(|p| !p.request.always.is_empty());
     let scope = match args.scope {
@@ -167,13 +174,7 @@ fn approve_inner(global: &Global, args: &ApproveArgs) -> Result<u8> {
 }
 
 fn deny_inner(global: &Global, args: &DenyArgs) -> Result<u8> {
-    require_terminal("deny")?;
-    let list = targets(global, args.id.as_deref(), args.all)?;
-    let now = state::now();
-    let mut text = format!("\ncmdguard deny: {} request{}\n", list.len(), if list.len() == 1 { "" } else { "s" });
-    for p in &list {
-        text.push_str(&describe(p, now));
-    }
+    let (list, mut text) = prepare(global, "deny", args.id.as_deref(), args.all)?;
     if let Some(r) = &args.reason {
         text.push_str(&format!("reason for the agent: {}\n", escape(r)));
     }

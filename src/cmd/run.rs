@@ -38,22 +38,13 @@ impl Invocation<'_> {
     }
 
     fn record(&self, policy: &Policy, decision: &Decision, by: DecidedBy, ran: bool) -> audit::Record {
-        let now = state::now();
+        let rules = decision.rule_ids(policy).into_iter().map(String::from).collect();
         audit::Record {
-            time: state::rfc3339(now),
-            ts: now,
             session: self.global.session_key.as_deref().map(state::key_hash),
             project: self.project.display().to_string(),
             cwd: self.cwd.display().to_string(),
-            command: self.command.clone(),
-            verdict: decision.verdict.name().to_string(),
             ran,
-            decided_by: by,
-            choice: None,
-            rules: decision.rule_ids(policy).into_iter().map(String::from).collect(),
-            reason: None,
-            via: None,
-            pid: std::process::id(),
+            ..audit::Record::new(by, self.command.clone(), decision.verdict.name(), rules)
         }
     }
 }
@@ -248,7 +239,6 @@ fn wait_in_queue(
         always: if decision.concerns.is_empty() { entries } else { Vec::new() },
         pid,
         pid_start: queue::process_start(pid),
-        created: state::now(),
         created_ms: state::now_ms(),
         timeout: policy.settings.timeout,
     };

@@ -203,7 +203,7 @@ fn draw(list: &[Pending], selected: usize, mode: &Mode, status: &str) -> Result<
         for (i, p) in list.iter().enumerate() {
             let r = &p.request;
             let session = r.session.as_deref().map_or("-".to_string(), |h| h[..8].to_string());
-            let age = state::human_duration(now.saturating_sub(r.created));
+            let age = state::human_duration(now.saturating_sub(r.created()));
             let mark = if i == selected { ">" } else { " " };
             let row = format!("{mark} {}  {session:<8}  {age:>5}  {}", r.id, escape(&r.command));
             let row: String = row.chars().take(w.saturating_sub(1)).collect();
@@ -218,7 +218,7 @@ fn draw(list: &[Pending], selected: usize, mode: &Mode, status: &str) -> Result<
                 ("project", escape(&r.project)),
                 ("in", escape(&r.cwd)),
                 ("rules", r.rules.join(", ")),
-                ("timeout", state::human_duration((r.created + r.timeout).saturating_sub(now))),
+                ("timeout", state::human_duration((r.created() + r.timeout).saturating_sub(now))),
             ] {
                 for (j, l) in wrap(&value, w.saturating_sub(12)).into_iter().enumerate() {
                     let head = if j == 0 { format!("  {label:<9} ") } else { " ".repeat(12) };
