@@ -204,43 +204,29 @@ impl Rule {
     /// conditions. Only a forward search runs (no match span): `explain` asks for the span
     /// separately, with `span`.
     pub fn fires(&self, text: &str, segment: Option<&Segment>) -> bool {
-        self.check(text, segment).is_some()
+        // Near misses are rejected by byte searches before the regex runs (or is compiled).
+        let bytes = text.as_bytes();
+        if !self.conjuncts.iter().all(|set| set.iter().any(|l| contains(bytes, l)))
+            || !self.pattern.get().is_match(text)
+            || self.unless.as_ref().is_some_and(|u| u.get().is_match(text))
+        {
+            return false;
+        }
+        let Some(seg) = segment.filter(|_| self.operand.is_some() || self.unless_operand.is_some()) else {
+            return true;
+        };
+        let operands = seg.operands();
+        let some_operand = self.operand.as_ref().is_none_or(|o| operands.iter().any(|w| o.get().is_match(w)));
+        let all_excepted = self
+            .unless_operand
+            .as_ref()
+            .is_some_and(|u| !operands.is_empty() && operands.iter().all(|w| u.get().is_match(w)));
+        some_operand && !all_excepted
     }
 
     /// Where the pattern matches `text` (for showing what a hit matched).
     pub fn span(&self, text: &str) -> Option<(usize, usize)> {
         self.pattern.get().find(text)
-    }
-
-    fn check(&self, text: &str, segment: Option<&Segment>) -> Option<()> {
-        // Near misses are rejected by byte searches before the regex runs (or is compiled).
-        let bytes = text.as_bytes();
-        if !self.conjuncts.iter().all(|set| set.iter().any(|l| contains(bytes, l))) {
-            return None;
-        }
-        if !self.pattern.get().is_match(text) {
-            return None;
-        }
-        if self.unless.as_ref().is_some_and(|u| u.get().is_match(text)) {
-            return None;
-        }
-        if let Some(seg) = segment
-            && (self.operand.is_some() || self.unless_operand.is_some())
-        {
-            let operands = seg.operands();
-            if let Some(o) = &self.operand
-                && !operands.iter().any(|w| o.get().is_match(w))
-            {
-                return None;
-            }
-            if let Some(u) = &self.unless_operand
-                && !operands.is_empty()
-                && operands.iter().all(|w| u.get().is_match(w))
-            {
-                return None;
-            }
-        }
-        Some(())
     }
 }
 
