@@ -40,19 +40,13 @@ pub fn add(cwd: &Path, commands: &[String], note: &str) -> Result<Added> {
         );
     }
     let mut store = Store::open()?;
-    let old = crate::state::read_optional(&file)?;
-    let old_text = match &old {
-        Some(b) => Some(String::from_utf8(b.clone()).with_context(|| format!("{} is not UTF-8 text", file.display()))?),
-        None => None,
-    };
+    let old_text = config::read_rules_file(&file)?;
     let carry = match &old_text {
         None => true,
         Some(text) => {
+            // The same test loading applies: does the file loosen what the trusted layers set?
             let items = compile::parse_file(&file.display().to_string(), text, Layer::Project)?;
-            let loosens = !items.allows.is_empty()
-                || !items.disable.is_empty()
-                || items.settings.timeout.is_some()
-                || items.settings.session_ttl.is_some();
+            let loosens = !config::loosening(&items, &config::trusted_settings()?).is_empty();
             !loosens || store.state(&file, text.as_bytes()) == TrustState::Trusted
         }
     };
