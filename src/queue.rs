@@ -9,9 +9,6 @@
 //! out or is stopped — decides; everyone else reads that decision. A request whose process is
 //! gone is stale: listings show it as such and remove it.
 
-use std::fs::OpenOptions;
-use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -146,25 +143,10 @@ pub fn submit(request: &Request) -> Result<PathBuf> {
 /// or the one that was there first.
 pub fn decide(dir: &Path, id: &str, decision: &Decision) -> Result<(bool, Decision)> {
     let path = decision_path(dir, id);
-    let bytes = serde_json::to_vec(decision)?;
-    // Write the whole decision to a temporary file, then link it into place: link(2) fails if
-    // the name exists, so exactly one decision lands, and it is never seen half-written.
-    let tmp = dir.join(format!(".{id}.{}.{}.tmp", std::process::id(), state::random_hex(4)));
-    let mut f = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&tmp)
-        .with_context(|| format!("cannot write {}", tmp.display()))?;
-    f.write_all(&bytes)?;
-    f.sync_all()?;
-    drop(f);
-    let linked = std::fs::hard_link(&tmp, &path);
-    let _ = std::fs::remove_file(&tmp);
-    match linked {
-        Ok(()) => Ok((true, decision.clone())),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok((false, read_decision(&path)?)),
-        Err(e) => Err(e).with_context(|| format!("cannot record the decision at {}", path.display())),
+    if state::write_new(&path, &serde_json::to_vec(decision)?, 0o600)? {
+        Ok((true, decision.clone()))
+    } else {
+        Ok((false, read_decision(&path)?))
     }
 }
 

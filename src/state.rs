@@ -81,34 +81,59 @@ pub fn open_private(path: &Path, append: bool) -> Result<File> {
         .with_context(|| format!("cannot open {}", path.display()))
 }
 
-/// Replaces `path` with `bytes` atomically: a private temporary file in the same directory,
-/// flushed to disk, then renamed over `path`. Callers hold the lock that guards `path`.
-pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
+/// Creates `path` (which must not exist) with exactly `mode`, holding `bytes`, flushed to disk.
+fn create_file(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+    let mut f = OpenOptions::new().write(true).create_new(true).mode(mode).custom_flags(libc::O_CLOEXEC).open(path)?;
+    // The umask may have narrowed `mode`; a file meant to be read by others must be readable.
+    f.set_permissions(std::fs::Permissions::from_mode(mode))?;
+    f.write_all(bytes)?;
+    f.sync_all()
+}
+
+/// A complete copy of `bytes` in a new temporary file next to `path`.
+fn temp_copy(path: &Path, bytes: &[u8], mode: u32) -> Result<PathBuf> {
     let dir = path.parent().context("a file to write needs a directory")?;
     let name = path.file_name().context("a file to write needs a name")?.to_string_lossy();
     let tmp = dir.join(format!(".{name}.{}.{}.tmp", std::process::id(), random_hex(4)));
-    let result = (|| -> Result<()> {
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(mode)
-            .custom_flags(libc::O_CLOEXEC)
-            .open(&tmp)
-            .with_context(|| format!("cannot create {}", tmp.display()))?;
-        f.set_permissions(std::fs::Permissions::from_mode(mode))?;
-        f.write_all(bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
-        f.sync_all().with_context(|| format!("cannot flush {}", tmp.display()))?;
-        std::fs::rename(&tmp, path).with_context(|| format!("cannot replace {}", path.display()))?;
-        // The rename itself is durable once the directory is flushed.
-        if let Ok(d) = File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    if result.is_err() {
+    if let Err(e) = create_file(&tmp, bytes, mode) {
         let _ = std::fs::remove_file(&tmp);
+        return Err(e).with_context(|| format!("cannot write {}", tmp.display()));
     }
-    result
+    Ok(tmp)
+}
+
+/// Replaces `path` with `bytes` atomically: a private temporary file in the same directory,
+/// flushed to disk, then renamed over `path`. Callers hold the lock that guards `path`.
+pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
+    let tmp = temp_copy(path, bytes, mode)?;
+    if let Err(e) = std::fs::rename(&tmp, path) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e).with_context(|| format!("cannot replace {}", path.display()));
+    }
+    // The rename itself is durable once the directory is flushed.
+    if let Some(Ok(d)) = path.parent().map(File::open) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// Creates `path` holding `bytes` unless it exists; returns whether this call created it. The
+/// temporary copy is linked into place: link(2) fails if the name exists, so of several writers
+/// exactly one wins, and no reader sees half a file. (On a file system without hard links the
+/// file is created in place, still never replacing one.)
+pub fn write_new(path: &Path, bytes: &[u8], mode: u32) -> Result<bool> {
+    let tmp = temp_copy(path, bytes, mode)?;
+    let linked = std::fs::hard_link(&tmp, path);
+    let _ = std::fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        Err(_) => match create_file(path, bytes, mode) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+            Err(e) => Err(e).with_context(|| format!("cannot write {}", path.display())),
+        },
+    }
 }
 
 /// Reads a file, or `None` if it does not exist.

@@ -7,12 +7,9 @@ mod detect;
 mod template;
 mod tools;
 
-use std::fs::OpenOptions;
-use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Result, anyhow, bail};
 
 use crate::cli::{Global, InitArgs};
 use crate::config::{self, PROJECT_FILE};
@@ -54,7 +51,9 @@ pub fn run(_global: &Global, args: &InitArgs) -> Result<u8> {
         return Ok(0);
     }
     let mut store = Store::open()?;
-    write_new(&path, text.as_bytes())?;
+    if !crate::state::write_new(&path, text.as_bytes(), 0o644)? {
+        bail!("{} appeared while init was writing it; it was left as it is", path.display());
+    }
     if let Err(e) = store.trust(&path, text.as_bytes()) {
         eprintln!(
             "cmdguard init: wrote {shown}, but could not record that you trust it ({e:#}); its rules apply, and `cmdguard trust` records the trust"
@@ -113,29 +112,6 @@ fn self_check(path: &Path, text: &str) -> Result<()> {
         bail!("the generated rules fail their own examples (a bug in cmdguard init): {}", failures.join("; "));
     }
     Ok(())
-}
-
-/// Writes `bytes` to `path`, which must not exist: a complete temporary file is linked into
-/// place, so no reader sees half a file and an existing file is never replaced.
-fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().context("the rules file needs a directory")?;
-    let tmp = dir.join(format!(".{PROJECT_FILE}.{}.{}.tmp", std::process::id(), crate::state::random_hex(4)));
-    let create = |p: &Path| -> std::io::Result<()> {
-        let mut f = OpenOptions::new().write(true).create_new(true).mode(0o644).open(p)?;
-        f.write_all(bytes)?;
-        f.sync_all()
-    };
-    create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
-    let linked = std::fs::hard_link(&tmp, path);
-    let _ = std::fs::remove_file(&tmp);
-    match linked {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            bail!("{} appeared while init was writing it; it was left as it is", path.display())
-        }
-        // A file system without hard links: create the file in place, still never replacing one.
-        Err(_) => create(path).with_context(|| format!("cannot write {}", path.display())),
-    }
 }
 
 #[cfg(test)]
