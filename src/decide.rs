@@ -68,8 +68,17 @@ impl Decision {
 
     /// Ids of the rules whose hits decide the verdict (allowed hits left out), without concerns.
     pub fn hit_ids<'p>(&self, policy: &'p Policy) -> Vec<&'p str> {
+        self.ids_where(policy, false)
+    }
+
+    /// Ids of the rules whose hits an allow entry let through.
+    pub fn allowed_ids<'p>(&self, policy: &'p Policy) -> Vec<&'p str> {
+        self.ids_where(policy, true)
+    }
+
+    fn ids_where<'p>(&self, policy: &'p Policy, allowed: bool) -> Vec<&'p str> {
         let mut ids: Vec<&str> = Vec::new();
-        for h in self.hits.iter().filter(|h| h.allowed_by.is_none()) {
+        for h in self.hits.iter().filter(|h| h.allowed_by.is_some() == allowed) {
             let id = policy.rules[h.rule].id.as_ref();
             if !ids.contains(&id) {
                 ids.push(id);

@@ -38,7 +38,9 @@ impl Invocation<'_> {
     }
 
     fn record(&self, policy: &Policy, decision: &Decision, by: DecidedBy, ran: bool) -> audit::Record {
-        let rules = decision.rule_ids(policy).into_iter().map(String::from).collect();
+        // An allow entry's record names the rules it let through; any other, the deciding ones.
+        let ids = if by == DecidedBy::AllowEntry { decision.allowed_ids(policy) } else { decision.rule_ids(policy) };
+        let rules = ids.into_iter().map(String::from).collect();
         audit::Record {
             session: self.global.session_key.as_deref().map(state::key_hash),
             project: self.project.display().to_string(),

@@ -36,7 +36,9 @@ fn always_writes_an_entry_that_keeps_comments_and_applies_at_once() {
     assert!(text.contains("[[allow]]\ncommand = \"touch ran\"\n"), "{text}");
     // The next call passes without asking (no terminal here), through the allow entry.
     assert_eq!(headless(&t, "touch ran"), 0);
-    assert_eq!(t.audit().last().unwrap()["decided_by"], "allow-entry");
+    let last = t.audit().last().unwrap().clone();
+    assert_eq!(last["decided_by"], "allow-entry");
+    assert_eq!(last["rules"][0], "test.touch", "the record names the rule the entry let through");
     // Exactly that command: another one still asks.
     assert_eq!(headless(&t, "touch other"), 77);
 
