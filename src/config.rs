@@ -51,7 +51,8 @@ pub fn project_root(cwd: &Path) -> PathBuf {
 }
 
 /// Shells whose language cmdguard's analysis reads (POSIX sh and its close relatives).
-const POSIX_SHELLS: &[&str] = &["sh", "bash", "dash", "ash", "ksh", "ksh93", "mksh", "pdksh", "zsh", "yash", "posh"];
+pub const POSIX_SHELLS: &[&str] =
+    &["sh", "bash", "dash", "ash", "ksh", "ksh93", "mksh", "pdksh", "zsh", "yash", "posh"];
 
 /// Whether `path` is a shell cmdguard can analyse for: its name, and the name of the file it
 /// resolves to, must both be a POSIX-family shell (a link named `bash` that points to an

@@ -41,11 +41,14 @@ impl Job {
         v.iter().map(|a| a.to_string_lossy().into_owned()).collect()
     }
 
-    pub fn analyze(&self) -> crate::shell::Analysis {
+    /// The analysis of what would run, shell text read in the dialect of `shell`, the shell
+    /// that runs it (`/bin/sh` is dash on Debian and Ubuntu).
+    pub fn analyze(&self, shell: &Path) -> crate::shell::Analysis {
+        let dialect = crate::shell::Dialect::of_path(shell);
         match self {
-            Job::Script(s) => crate::shell::analyze_script(&s.to_string_lossy()),
+            Job::Script(s) => crate::shell::analyze_script_in(&s.to_string_lossy(), dialect),
             Job::Argv(v) => crate::shell::analyze_argv(&self.argv_lossy(v)),
-            Job::Shell { script: Ok(s), .. } => crate::shell::analyze_script(s),
+            Job::Shell { script: Ok(s), .. } => crate::shell::analyze_script_in(s, dialect),
             Job::Shell { script: Err(why), .. } => crate::shell::Analysis {
                 lines: vec![self.text()],
                 issues: vec![crate::shell::Issue { kind: crate::shell::IssueKind::Dynamic, detail: why.clone() }],

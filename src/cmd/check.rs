@@ -9,18 +9,19 @@ use serde::Serialize;
 use crate::cli::{CheckArgs, Global};
 use crate::decide::{Decision, Verdict, decide};
 use crate::rules::Policy;
-use crate::shell::analyze_script;
+use crate::shell::{Dialect, analyze_script_in};
 use crate::term::escape;
 
 pub fn run(global: &Global, args: &CheckArgs) -> Result<u8> {
     if args.batch {
         let policy = super::policy(global)?;
         notices(&policy);
-        return batch(&policy);
+        let dialect = crate::shell::Dialect::of_path(&super::shell(global, &policy)?);
+        return batch(&policy, dialect);
     }
     let job = super::job(&args.command)?;
     let policy = super::policy(global)?;
-    let decision = decide(&policy, &job.analyze());
+    let decision = decide(&policy, &job.analyze(&super::shell(global, &policy)?));
     let command = job.text();
     if global.json {
         let mut rec = serde_json::to_value(record(&command, &policy, &decision))?;
@@ -86,22 +87,22 @@ fn human(command: &str, policy: &Policy, decision: &Decision) -> String {
     out
 }
 
-fn batch(policy: &Policy) -> Result<u8> {
-    match write_batch(policy) {
+fn batch(policy: &Policy, dialect: Dialect) -> Result<u8> {
+    match write_batch(policy, dialect) {
         // The reader went away (`check --batch | head`): it wanted no more lines.
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(0),
         other => Ok(other.map(|()| 0)?),
     }
 }
 
-fn write_batch(policy: &Policy) -> std::io::Result<()> {
+fn write_batch(policy: &Policy, dialect: Dialect) -> std::io::Result<()> {
     let stdin = std::io::stdin().lock();
     let mut out = BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
     for line in stdin.split(b'\n') {
         let line = line?;
         let command = String::from_utf8_lossy(&line);
         let command = command.strip_suffix('\r').unwrap_or(&command);
-        let decision = decide(policy, &analyze_script(command));
+        let decision = decide(policy, &analyze_script_in(command, dialect));
         serde_json::to_writer(&mut out, &record(command, policy, &decision))?;
         out.write_all(b"\n")?;
     }

@@ -16,7 +16,7 @@ use crate::term::escape;
 pub fn run(global: &Global, args: &CommandArgs) -> Result<u8> {
     let job = super::job(args)?;
     let policy = super::policy(global)?;
-    let analysis = job.analyze();
+    let analysis = job.analyze(&super::shell(global, &policy)?);
     let decision = decide(&policy, &analysis);
     print!("{}", trace(&policy, &job, &analysis, &decision));
     Ok(0)

@@ -17,7 +17,7 @@ use crate::cli::{Global, HookArgs, Host};
 use crate::decide::{Decision, Verdict, decide};
 use crate::report::NotRun;
 use crate::rules::Policy;
-use crate::shell::analyze_script;
+use crate::shell::analyze_script_in;
 use crate::term::escape;
 
 /// Largest call read from stdin; a bigger one is blocked, not truncated.
@@ -175,7 +175,8 @@ fn judge(global: &Global, host: Host, input: &[u8]) -> Answer {
 /// The decision on one command of a host's call. The session key (from the call, never the
 /// environment) and the directory are what session grants are looked up by.
 fn decide_for_host(policy: &Policy, command: &str, session_key: Option<&str>, cwd: &Path) -> Decision {
-    let mut decision = decide(policy, &analyze_script(command));
+    // The hosts run their shell tool's commands with bash.
+    let mut decision = decide(policy, &analyze_script_in(command, crate::shell::Dialect::Bash));
     if decision.verdict == Verdict::Ask
         && let Some(key) = session_key
     {

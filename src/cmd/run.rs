@@ -61,7 +61,7 @@ pub fn run(global: &Global, job: Job) -> Result<u8> {
     let cwd = super::cwd()?;
     let policy = crate::config::load(&cwd, &global.rules)?;
     let shell = super::shell(global, &policy)?;
-    let analysis = job.analyze();
+    let analysis = job.analyze(&shell);
     let decision = decide(&policy, &analysis);
     if decision.verdict == Verdict::Pass {
         return Ok(exec::exec(&job, &shell));

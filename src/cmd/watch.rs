@@ -175,7 +175,8 @@ fn explain(p: &Pending) -> Vec<String> {
     let text = match crate::config::load(Path::new(&r.cwd), &[]) {
         Ok(policy) => {
             let job = crate::exec::Job::Script(r.command.clone().into());
-            let analysis = job.analyze();
+            let shell = policy.settings.shell.clone().map_or_else(|| "/bin/sh".into(), std::path::PathBuf::from);
+            let analysis = job.analyze(&shell);
             let decision = crate::decide::decide(&policy, &analysis);
             super::explain::trace(&policy, &job, &analysis, &decision)
         }

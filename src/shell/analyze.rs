@@ -5,29 +5,42 @@
 use std::collections::HashMap;
 
 use super::ast::{Command, Pipeline, Script, Simple};
+use super::dialect::Dialect;
 use super::nested::{Nested, NestedKind, StdinUse};
-use super::{Analysis, Field, Issue, IssueKind, MAX_INPUT_BYTES, MAX_NESTING, MAX_SEGMENTS, Segment};
+use super::output::is_declaration;
+use super::{Analysis, Field, Issue, IssueKind, MAX_INPUT_BYTES, MAX_SEGMENTS, Segment};
 
 #[derive(Default)]
 pub struct Analyzer {
     /// Variables assigned literally earlier in this command; `None` once assigned something
     /// that cannot be known.
     pub(super) env: HashMap<String, Option<String>>,
-    out: Analysis,
-    depth: usize,
-    origin: Vec<String>,
+    pub(super) out: Analysis,
+    pub(super) depth: usize,
+    pub(super) origin: Vec<String>,
     /// What a command at the start of a pipeline reads on standard input: cmdguard's own input
     /// at top level (the agent's, so unknown), or what a compound command is fed.
-    stdin: Option<Field>,
+    pub(super) stdin: Option<Field>,
     /// Set while expanding when a word takes text decoded at run time (`$(… | base64 -d)`, or a
     /// variable assigned such text); read and cleared by the command that owns the words.
     pub(super) decoded: bool,
     /// Variables assigned decoded text earlier in this command.
     pub(super) decoded_vars: std::collections::HashSet<String>,
+    /// Variables declared integer (`declare -i`): bash evaluates what is assigned to them.
+    pub(super) integers: std::collections::HashSet<String>,
+    /// The dialect of the text being walked: bash or dash (`Both` only before the first read).
+    pub(super) dialect: Dialect,
+    /// Set when the text walked holds a construct the two dialects read differently.
+    pub(super) sensitive: bool,
+    /// Work done so far, against the budgets in `mod.rs`.
+    pub(super) parsed: usize,
+    pub(super) expanded: usize,
+    /// A budget ran out: the command asks, and nothing more is walked.
+    pub(super) exhausted: bool,
 }
 
 /// A redirection after expansion: `2>` and its target.
-struct Redir {
+pub(super) struct Redir {
     op: String,
     target: Field,
     feeds_stdin: bool,
@@ -67,7 +80,20 @@ impl Analyzer {
         }
     }
 
-    pub fn top_script(&mut self, text: &str) {
+    /// Whether bash's reading applies to a construct met here (and notes that the two
+    /// dialects differ on this text).
+    pub(super) fn bash(&mut self) -> bool {
+        self.sensitive = true;
+        self.dialect != Dialect::Dash
+    }
+
+    /// Stops the walk: a budget ran out, and the command asks.
+    pub(super) fn exhaust(&mut self, what: String) {
+        self.issue(IssueKind::TooComplex, what);
+        self.exhausted = true;
+    }
+
+    pub fn top_script(&mut self, text: &str, dialect: Dialect) {
         if text.len() > MAX_INPUT_BYTES {
             self.issue(
                 IssueKind::TooComplex,
@@ -75,9 +101,8 @@ impl Analyzer {
             );
             return;
         }
-        let normalized = super::normalize(text);
         self.stdin = own_input();
-        self.script_text(&normalized);
+        self.script_in(text, dialect);
     }
 
     pub fn top_argv(&mut self, argv: &[String]) {
@@ -89,31 +114,15 @@ impl Analyzer {
             );
             return;
         }
-        let fields: Vec<Field> = argv.iter().map(|a| Field::lit(super::normalize(a))).collect();
-        let words: Vec<String> = fields.iter().map(|f| f.text.clone()).collect();
+        let fields: Vec<Field> = argv.iter().map(|a| Field::lit(a.clone())).collect();
+        let words: Vec<String> = fields.iter().map(|f| super::normalize(&f.text)).collect();
         self.out.lines.push(super::join(&words));
+        // A shell the command starts reads cmdguard's own input (`bash -c sh`).
+        self.stdin = own_input();
         self.command_fields(fields, Vec::new(), own_input());
     }
 
-    /// Parses and walks script text (top level or nested).
-    fn script_text(&mut self, text: &str) {
-        self.out.lines.push(text.to_string());
-        match super::parse::parse(text) {
-            Ok(script) => self.walk_script(&script),
-            Err(e) => {
-                let at = match self.origin.last() {
-                    Some(o) => format!(" (in {o})"),
-                    None => String::new(),
-                };
-                self.issue(
-                    IssueKind::Unparseable,
-                    format!("cannot parse the command{at}: {} at character {}", e.message, e.offset + 1),
-                );
-            }
-        }
-    }
-
-    fn walk_script(&mut self, script: &Script) {
+    pub(super) fn walk_script(&mut self, script: &Script) {
         for and_or in &script.0 {
             for pipeline in &and_or.0 {
                 self.walk_pipeline(pipeline);
@@ -122,6 +131,9 @@ impl Analyzer {
     }
 
     fn walk_pipeline(&mut self, pipeline: &Pipeline) {
+        if self.exhausted {
+            return;
+        }
         let mut texts = Vec::new();
         let mut piped = self.stdin.clone();
         for (i, cmd) in pipeline.0.iter().enumerate() {
@@ -134,11 +146,9 @@ impl Analyzer {
                 break;
             }
             // What the next command reads: known for `echo`/`printf`/`cat <<EOF`, else unknown.
-            let added = &self.out.segments[before..];
-            let known = match (cmd, added) {
-                (Command::Simple(_), [seg]) => trivial_output(seg),
-                _ => None,
-            };
+            let one = matches!(cmd, Command::Simple(_)) && self.out.segments.len() == before + 1;
+            let known = if one { self.trivial_output(before) } else { None };
+            let added = &self.out.segments[before.min(self.out.segments.len())..];
             piped = Some(known.map_or_else(
                 || {
                     let shown = added.iter().map(|s| s.text.as_str()).collect::<Vec<_>>().join("; ");
@@ -157,9 +167,8 @@ impl Analyzer {
             Command::Simple(simple) => self.walk_simple(simple, piped),
             Command::Compound { kind, bodies, words, redirects } => {
                 let before = self.out.segments.len();
-                for w in words {
-                    self.expand(w);
-                }
+                let fields: Vec<Field> = words.iter().flat_map(|w| self.expand(w)).collect();
+                self.compound_arith(kind, &fields);
                 let (input, redirs): (Vec<Redir>, Vec<Redir>) = redirects
                     .iter()
                     .map(|r| Redir {
@@ -191,7 +200,15 @@ impl Analyzer {
             .iter()
             .map(|a| {
                 self.decoded = false;
-                let value = self.expand_joined(&a.value);
+                let mut value = self.expand_joined(&a.value);
+                if a.append {
+                    // `a+=t` appends: known only if what `a` held is known.
+                    match self.env.get(&a.name) {
+                        Some(Some(old)) => value.text.insert_str(0, old),
+                        _ => value.dynamic = true,
+                    }
+                }
+                self.later_assign(&a.name, &value);
                 (a.name.clone(), value, std::mem::take(&mut self.decoded))
             })
             .collect();
@@ -258,23 +275,29 @@ impl Analyzer {
     }
 
     /// One simple command from its expanded words: unwrap, record, follow nested scripts.
-    fn command_fields(&mut self, fields: Vec<Field>, redirs: Vec<Redir>, piped: Option<Field>) -> Option<String> {
+    pub(super) fn command_fields(
+        &mut self,
+        fields: Vec<Field>,
+        redirs: Vec<Redir>,
+        piped: Option<Field>,
+    ) -> Option<String> {
+        if self.exhausted {
+            return None;
+        }
         if self.out.segments.len() >= MAX_SEGMENTS {
-            self.issue(IssueKind::TooComplex, format!("the command holds more than {MAX_SEGMENTS} simple commands"));
+            self.exhaust(format!("the command holds more than {MAX_SEGMENTS} simple commands"));
             return None;
         }
         let u = super::unwrap::unwrap(fields);
         if let Some(limit) = &u.limit {
             self.issue(IssueKind::TooComplex, limit.clone());
         }
-        let mut words: Vec<String> = u.words.iter().map(|f| f.text.clone()).collect();
+        self.later_code(&u.words);
+        // Rules see words normalized (`ｒｍ` is `rm`); what the shell parsed was the exact text.
+        let mut words: Vec<String> = u.words.iter().map(|f| super::normalize(&f.text)).collect();
         let program = &u.words[0];
         // An npm package (`@scope/cli`, run by npx) is a name, not a path.
-        let base = if program.text.starts_with('@') {
-            program.text.clone()
-        } else {
-            super::basename(&program.text).to_string()
-        };
+        let base = if words[0].starts_with('@') { words[0].clone() } else { super::basename(&words[0]).to_string() };
         if program.dynamic && !is_known_program(&program.text) {
             self.issue(
                 IssueKind::Dynamic,
@@ -299,10 +322,11 @@ impl Analyzer {
         for r in &redirs {
             // A here-document's body reads as one quoted word, its lines joined by spaces, so rules
             // on the program can see what it is fed (`psql << 'DROP TABLE users;'`).
+            let target = super::normalize(&r.target.text);
             let shown = match (r.op.ends_with("<<") || r.op.ends_with("<<-"), r.target.dynamic) {
-                (true, false) => super::quote(r.target.text.split_whitespace().collect::<Vec<_>>().join(" ").as_str()),
+                (true, false) => super::quote(target.split_whitespace().collect::<Vec<_>>().join(" ").as_str()),
                 (true, true) => "…".to_string(),
-                (false, _) => super::quote(&r.target.text),
+                (false, _) => super::quote(&target),
             };
             text.push_str(&format!(" {} {shown}", r.op));
         }
@@ -310,12 +334,13 @@ impl Analyzer {
         let input = input_after(&redirs, piped);
         let seg = Segment {
             text: text.clone(),
-            redirects: redirs.iter().map(|r| format!("{} {}", r.op, r.target.text)).collect(),
+            redirects: redirs.iter().map(|r| format!("{} {}", r.op, super::normalize(&r.target.text))).collect(),
             wrappers: u.wrappers,
             origin: self.origin.join(" › "),
             notes,
-            is_static: u.words.iter().all(|f| !f.dynamic),
-            stdin_text: here.as_ref().filter(|h| !h.dynamic).map(|h| h.text.clone()),
+            // Normalized words are not what the program prints (`echo ｒｍ | sh`).
+            is_static: u.words.iter().all(|f| !f.dynamic && !super::normalize::needs_normalizing(&f.text)),
+            stdin_text: here.as_ref().filter(|h| !h.dynamic).map(|h| super::normalize(&h.text)),
             words,
         };
         self.out.segments.push(seg);
@@ -333,83 +358,6 @@ impl Analyzer {
         }
         Some(text)
     }
-
-    /// Walks a substitution; returns its output when it is trivially known (`$(echo rm)`) and the
-    /// canonical text of its commands.
-    /// Walks a command substitution; returns its output when trivially known, how it reads, and
-    /// whether it decodes hidden text.
-    pub(super) fn walk_subst(&mut self, script: &Script) -> (Option<String>, String, bool) {
-        let before = self.out.segments.len();
-        self.walk_nested_script(script, "$(…)");
-        let added = &self.out.segments[before.min(self.out.segments.len())..];
-        let shown = added.iter().map(|s| s.text.as_str()).collect::<Vec<_>>().join("; ");
-        let single = matches!(script.0.as_slice(), [a] if matches!(a.0.as_slice(), [p] if matches!(p.0.as_slice(), [Command::Simple(_)])));
-        let out = match added {
-            [seg] if single => trivial_output(seg).map(|o| o.trim_end_matches('\n').to_string()),
-            _ => None,
-        };
-        let decodes = out.is_none() && added.iter().any(decodes);
-        (out, shown, decodes)
-    }
-
-    pub(super) fn walk_nested_script(&mut self, script: &Script, label: &str) {
-        if !self.descend(label) {
-            return;
-        }
-        self.walk_script(script);
-        self.ascend();
-    }
-
-    fn descend(&mut self, label: &str) -> bool {
-        if self.depth >= MAX_NESTING {
-            self.issue(IssueKind::TooComplex, format!("scripts are nested more than {MAX_NESTING} deep"));
-            return false;
-        }
-        self.depth += 1;
-        self.origin.push(label.to_string());
-        true
-    }
-
-    fn ascend(&mut self) {
-        self.depth -= 1;
-        self.origin.pop();
-    }
-
-    fn nested(&mut self, n: Nested) {
-        if !self.descend(&n.origin) {
-            return;
-        }
-        match n.kind {
-            NestedKind::Script(f) if f.dynamic => {
-                self.issue(
-                    IssueKind::Dynamic,
-                    format!("{} runs a script only known when the command runs: {}", n.origin, f.text),
-                );
-            }
-            NestedKind::Script(f) => self.script_text(&f.text),
-            NestedKind::Argv(fields) => {
-                // `docker exec -i c sh`, `find … -exec sh`: the command reads the same input.
-                self.command_fields(fields, Vec::new(), self.stdin.clone());
-            }
-            NestedKind::Code(lang, f) if f.dynamic => {
-                self.issue(
-                    IssueKind::Dynamic,
-                    format!("{} runs {lang:?} code only known when the command runs: {}", n.origin, f.text),
-                );
-            }
-            NestedKind::Code(lang, f) => {
-                for found in super::interp::extract(lang, &f.text) {
-                    self.nested(Nested { origin: format!("{lang:?} code").to_lowercase(), kind: found });
-                }
-            }
-            NestedKind::Dynamic(what) => {
-                let origin = self.origin[..self.origin.len() - 1].join(" › ");
-                let place = if origin.is_empty() { String::new() } else { format!(" (in {origin})") };
-                self.issue(IssueKind::Dynamic, format!("{what}{place}"));
-            }
-        }
-        self.ascend();
-    }
 }
 
 /// A dynamic program word whose basename is still plain text: `$HOME/bin/tool`, `${DIR}/x`.
@@ -419,59 +367,4 @@ fn is_known_program(text: &str) -> bool {
     let plain_var =
         dir.starts_with('$') && !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     plain_var && !base.is_empty() && !base.ends_with('/') && !base.contains(['$', '`', '(', ')', '{', '}'])
-}
-
-/// What a simple command writes to standard output, when that is plain from its words:
-/// `echo`, `printf` and `cat` of a here-document.
-fn is_declaration(program: &str) -> bool {
-    matches!(super::basename(program), "export" | "declare" | "typeset" | "local" | "readonly")
-}
-
-/// Whether a simple command decodes hidden text (base64, hex, reversed, compressed).
-fn decodes(seg: &Segment) -> bool {
-    let Some(program) = seg.words.first() else { return false };
-    let args = &seg.words[1..];
-    let has = |flags: &[&str]| args.iter().any(|a| flags.contains(&a.as_str()));
-    match program.as_str() {
-        "base64" | "base32" | "basenc" => has(&["-d", "--decode", "-D"]),
-        "xxd" => has(&["-r", "-revert"]),
-        "openssl" => has(&["-d", "base64", "-base64", "enc"]),
-        "rev" | "uudecode" | "zcat" | "gunzip" | "bzcat" | "xzcat" | "zstdcat" => true,
-        "gzip" | "bzip2" | "xz" | "zstd" => has(&["-d", "--decompress", "-dc", "-cd"]),
-        _ => false,
-    }
-}
-
-pub fn trivial_output(seg: &Segment) -> Option<String> {
-    if !seg.is_static || seg.redirects.iter().any(|r| r.starts_with('>') || r.starts_with("1>") || r.starts_with("&>"))
-    {
-        return None;
-    }
-    let args = &seg.words[1..];
-    match seg.words[0].as_str() {
-        "echo" => {
-            let mut i = 0;
-            let mut escapes = false;
-            let mut newline = true;
-            while let Some(flag) =
-                args.get(i).filter(|a| a.len() > 1 && a.starts_with('-') && a[1..].chars().all(|c| "neE".contains(c)))
-            {
-                newline &= !flag.contains('n');
-                escapes = flag.contains('e') || (escapes && !flag.contains('E'));
-                i += 1;
-            }
-            let joined = args[i..].join(" ");
-            let mut out = if escapes { super::nested::unescape(&joined) } else { joined };
-            if newline {
-                out.push('\n');
-            }
-            Some(out)
-        }
-        "printf" => {
-            let format = args.first()?;
-            Some(super::nested::printf(format, &args[1..]))
-        }
-        "cat" if seg.words.len() == 1 => seg.stdin_text.clone(),
-        _ => None,
-    }
 }

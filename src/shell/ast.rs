@@ -35,6 +35,8 @@ pub struct Simple {
 pub struct Assign {
     pub name: String,
     pub value: Word,
+    /// `NAME+=value`: the value is appended to what the variable held.
+    pub append: bool,
 }
 
 #[derive(Debug, Clone)]

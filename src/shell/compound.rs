@@ -1,7 +1,7 @@
 //! Compound commands: `if`, `while`/`until`, `for`/`select`, `case`, function bodies and
 //! `[[ … ]]`. Their bodies are lists parsed by `parse.rs`; analysis walks every body.
 
-use super::ast::{Command, Part, Script, Word};
+use super::ast::{Command, Part, Script, Simple, Word};
 use super::parse::{PResult, ParseError, Parser, Stop};
 
 impl Parser {
@@ -40,7 +40,7 @@ impl Parser {
     pub(super) fn for_clause(&mut self, kw: &'static str) -> PResult<Command> {
         self.pos += kw.len();
         self.blanks();
-        if self.starts_with("((") {
+        if self.starts_with("((") && self.bash() {
             let raw = self.balanced_parens(2)?;
             let nested = self.scan_nested(&raw)?;
             self.blanks();
@@ -147,5 +147,62 @@ impl Parser {
                 None => return self.err("expected `]]`"),
             }
         }
+    }
+
+    pub(super) fn compound(
+        &mut self,
+        kind: &'static str,
+        bodies: Vec<Script>,
+        words: Vec<Word>,
+        extra: Vec<Script>,
+    ) -> PResult<Command> {
+        let mut bodies = bodies;
+        bodies.extend(extra);
+        let mut redirects = Vec::new();
+        loop {
+            self.blanks();
+            match self.redirect()? {
+                Some(r) => redirects.push(r),
+                None => break,
+            }
+        }
+        Ok(Command::Compound { kind, bodies, words, redirects })
+    }
+
+    pub(super) fn simple_or_function(&mut self) -> PResult<Command> {
+        let mut cmd = Simple::default();
+        loop {
+            self.blanks();
+            if let Some(r) = self.redirect()? {
+                cmd.redirects.push(r);
+                continue;
+            }
+            // `name ()` starts a function definition.
+            if cmd.words.len() == 1 && cmd.assigns.is_empty() && self.peek() == Some('(') {
+                let save = self.pos;
+                self.pos += 1;
+                self.blanks();
+                if self.peek() == Some(')') {
+                    self.pos += 1;
+                    return self.function_body();
+                }
+                self.pos = save;
+            }
+            let Some(word) = self.word()? else { break };
+            if cmd.words.is_empty()
+                && let Some(assign) = super::word::as_assignment(&word)
+            {
+                cmd.assigns.push(assign);
+                continue;
+            }
+            cmd.words.push(word);
+        }
+        if cmd.words.is_empty() && cmd.assigns.is_empty() && cmd.redirects.is_empty() {
+            return match self.peek() {
+                Some(c) => self.err(format!("unexpected {c:?}")),
+                None => self.err("unexpected end of input"),
+            };
+        }
+        Ok(Command::Simple(cmd))
     }
 }

@@ -4,9 +4,9 @@
 //! else stays visible as `$NAME`, `$(…)`, `<(…)` and marks the field dynamic. Substitutions are
 //! walked as they are met, so their commands are analysed too.
 
-use super::Field;
 use super::analyze::Analyzer;
 use super::ast::{Part, Word};
+use super::{Field, MAX_EXPANDED_BYTES, MAX_WORD_BYTES};
 
 /// Most fields one word may brace-expand into.
 const MAX_BRACE_FIELDS: usize = 64;
@@ -21,10 +21,18 @@ struct Builder {
     cur_eq: bool,
     /// Fields that are options whose text a wildcard can change: `-r[f]`, `--h?rd`.
     option_globs: Vec<String>,
+    /// A field grew past `MAX_WORD_BYTES`; the rest of it was not kept.
+    overflow: bool,
 }
 
 impl Builder {
     fn push_text(&mut self, text: &str, dynamic: bool) {
+        if self.cur.text.len() + text.len() > MAX_WORD_BYTES {
+            self.overflow = true;
+            self.cur.dynamic = true;
+            self.started = true;
+            return;
+        }
         self.cur.text.push_str(text);
         self.cur.dynamic |= dynamic;
         self.started = true;
@@ -126,6 +134,10 @@ impl Analyzer {
                     for script in nested {
                         self.walk_nested_script(script, "$((…))");
                     }
+                    // bash evaluates the values of the variables named, subscripts and all.
+                    if !self.code_values(raw).is_empty() && self.bash() {
+                        self.arith(raw, 0, false);
+                    }
                     b.push_text(&format!("$(({raw}))"), true);
                 }
                 Part::Array(items) => {
@@ -135,13 +147,24 @@ impl Analyzer {
             }
         }
         b.end_field();
+        if b.overflow {
+            self.issue(
+                super::IssueKind::TooComplex,
+                format!("a word expands to more than {MAX_WORD_BYTES} bytes; the rest of it is not read"),
+            );
+        }
+        self.expanded += b.fields.iter().map(|f| f.text.len()).sum::<usize>();
+        if self.expanded > MAX_EXPANDED_BYTES && !self.exhausted {
+            self.exhaust(format!("the command's words expand to more than {MAX_EXPANDED_BYTES} bytes"));
+        }
         for shown in std::mem::take(&mut b.option_globs) {
             self.issue(
                 super::IssueKind::Dynamic,
                 format!("the option `{shown}` holds a wildcard: a file named like an option would replace it"),
             );
         }
-        if brace && b.fields.len() == 1 && !b.fields[0].dynamic {
+        // Brace expansion is bash's; dash leaves `{a,b}` as it is.
+        if brace && b.fields.len() == 1 && !b.fields[0].dynamic && self.bash() {
             match brace_expand(&b.fields[0].text) {
                 Some(expanded) if expanded.len() > 1 => return expanded.into_iter().map(Field::lit).collect(),
                 Some(_) => {}

@@ -4,13 +4,20 @@
 //! the decision asks instead of passing.
 
 mod analyze;
+mod ansi_c;
 mod ast;
 mod compound;
+mod descend;
+mod dialect;
+mod escapes;
 mod expand;
 mod interp;
+mod later;
 mod nested;
 mod normalize;
+mod output;
 mod parse;
+mod reading;
 mod redirect;
 mod unwrap;
 mod word;
@@ -18,6 +25,7 @@ mod word;
 #[cfg(test)]
 mod tests;
 
+pub use dialect::Dialect;
 pub use normalize::normalize;
 
 /// Longest command text analysed; longer input is asked about, never passed.
@@ -26,6 +34,13 @@ pub const MAX_INPUT_BYTES: usize = 64 * 1024;
 pub const MAX_NESTING: usize = 12;
 /// Most simple commands one command line may hold.
 pub const MAX_SEGMENTS: usize = 2_000;
+/// Most script text parsed for one command, the command and every nested script counted (each
+/// reading of it, when both dialects are read).
+pub const MAX_PARSED_BYTES: usize = 128 * 1024;
+/// Longest value one word may expand to (`X=$X$X` doubled thirty times is a gigabyte).
+pub const MAX_WORD_BYTES: usize = 64 * 1024;
+/// Most text all words of one command may expand to, together.
+pub const MAX_EXPANDED_BYTES: usize = 1024 * 1024;
 
 /// One word after expansion: its text, and whether part of it could not be known statically.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -105,10 +120,16 @@ pub struct Analysis {
     pub issues: Vec<Issue>,
 }
 
-/// Analyses a command given as shell text (`-c STRING`).
+/// Analyses a command given as shell text (`-c STRING`) for a shell that may be bash or dash:
+/// where they read it differently, both readings count.
 pub fn analyze_script(text: &str) -> Analysis {
+    analyze_script_in(text, Dialect::Both)
+}
+
+/// Analyses shell text as the shell of `dialect` reads it.
+pub fn analyze_script_in(text: &str, dialect: Dialect) -> Analysis {
     let mut a = analyze::Analyzer::default();
-    a.top_script(text);
+    a.top_script(text, dialect);
     a.finish()
 }
 

@@ -137,46 +137,65 @@ pub fn carriers(words: &mut Vec<Field>, u: &mut Unwrapped) {
 }
 
 /// `cmdguard [OPTIONS] -c STRING`, `-- ARGV` or `shell ARGS`: the command it would run is
-/// analysed here as well. Run with `--shell` or `--rules`, it would judge and run the command
-/// under settings this analysis cannot see, so that asks.
+/// analysed here as well, `-c` text in the dialect of its `--shell`. Run with `--rules`, it would
+/// judge the command under rules this analysis cannot see, so that asks; subcommands that run
+/// nothing (`check`, `explain`, …) carry nothing.
 fn cmdguard_job(words: &[Field], u: &mut Unwrapped) {
-    let push = |u: &mut Unwrapped, kind: NestedKind| u.nested.push(Nested { origin: "cmdguard".into(), kind });
+    let mut origin = "cmdguard".to_string();
+    // `--rules`, or a `--shell` that is not a shell cmdguard reads.
+    let mut unseen = None;
     let mut i = 1;
     while let Some(w) = words.get(i) {
         let (name, inline) = match w.text.split_once('=') {
-            Some((n, _)) if n.starts_with("--") => (n, true),
-            _ => (w.text.as_str(), false),
+            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
+            _ => (w.text.as_str(), None),
         };
-        match name {
-            "--shell" | "--rules" => {
-                let what =
-                    format!("cmdguard {name} … would judge its command under rules or a shell this check cannot see");
-                push(u, NestedKind::Dynamic(what));
-                return;
+        let value = || inline.clone().or_else(|| words.get(i + 1).map(|f| f.text.clone()));
+        let step = if inline.is_some() { 1 } else { 2 };
+        let kind = match name {
+            "--rules" => {
+                unseen = Some("rules");
+                i += step;
+                continue;
             }
-            "--session-key" | "--no-tty" => i += if inline { 1 } else { 2 },
-            "--json" => i += 1,
-            "-c" => {
-                if let Some(script) = words.get(i + 1) {
-                    push(u, NestedKind::Script(script.clone()));
+            "--shell" => {
+                // The nested text is read as that shell reads it (`bash -c`, `dash -c`).
+                let shell = value().unwrap_or_default();
+                if !crate::config::POSIX_SHELLS.contains(&basename(&shell)) {
+                    unseen = Some("a shell");
                 }
-                return;
+                origin = format!("{shell} -c");
+                i += step;
+                continue;
             }
-            "--" => {
-                if words.len() > i + 1 {
-                    push(u, NestedKind::Argv(words[i + 1..].to_vec()));
-                }
-                return;
+            "--session-key" | "--no-tty" => {
+                i += step;
+                continue;
             }
+            "--json" => {
+                i += 1;
+                continue;
+            }
+            "-c" => words.get(i + 1).map(|script| NestedKind::Script(script.clone())),
+            "--" => (words.len() > i + 1).then(|| NestedKind::Argv(words[i + 1..].to_vec())),
             "shell" => {
                 let mut as_sh = vec![Field::lit("sh")];
                 as_sh.extend(words[i + 1..].iter().cloned());
-                push(u, NestedKind::Argv(as_sh));
-                return;
+                Some(NestedKind::Argv(as_sh))
             }
             // Other subcommands (check, explain, rules, …) run no command.
-            _ => return,
+            _ => None,
+        };
+        let kind = match (kind, unseen) {
+            (Some(_), Some(what)) => Some(NestedKind::Dynamic(format!(
+                "cmdguard --shell/--rules … would judge its command under {what} this check cannot see"
+            ))),
+            (other, _) => other,
+        };
+        if let Some(kind) = kind {
+            u.nested.push(Nested { origin, kind });
         }
+        return;
     }
 }
 
@@ -427,109 +446,5 @@ fn git_globals(words: &mut Vec<Field>, u: &mut Unwrapped) {
                 kind: NestedKind::Script(script_of(&words[start..])),
             });
         }
-    }
-}
-
-/// Backslash escapes as `echo -e` and `printf` read them.
-pub fn unescape(s: &str) -> String {
-    let mut out = String::new();
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        let Some(e) = chars.next() else {
-            out.push('\\');
-            break;
-        };
-        let mut code = |radix: u32, max: usize, init: u32| {
-            let mut v = init;
-            for _ in 0..max {
-                match chars.peek().and_then(|c| c.to_digit(radix)) {
-                    Some(d) => {
-                        v = v * radix + d;
-                        chars.next();
-                    }
-                    None => break,
-                }
-            }
-            char::from_u32(v & 0xff)
-        };
-        match e {
-            'n' => out.push('\n'),
-            't' => out.push('\t'),
-            'r' => out.push('\r'),
-            'a' => out.push('\x07'),
-            'b' => out.push('\x08'),
-            'e' => out.push('\x1b'),
-            'f' => out.push('\x0c'),
-            'v' => out.push('\x0b'),
-            '\\' => out.push('\\'),
-            'x' => out.extend(code(16, 2, 0)),
-            '0' => out.extend(code(8, 3, 0)),
-            '1'..='7' => out.extend(code(8, 2, e.to_digit(8).unwrap_or(0))),
-            other => {
-                out.push('\\');
-                out.push(other);
-            }
-        }
-    }
-    out
-}
-
-/// The output of `printf FORMAT ARGS…` for `%s`, `%b`, `%c`, `%d` and `%%`.
-pub fn printf(format: &str, args: &[String]) -> String {
-    let format = unescape(format);
-    let mut out = String::new();
-    let mut args = args.iter();
-    for round in 0..64 {
-        let mut used = false;
-        let mut chars = format.chars();
-        while let Some(c) = chars.next() {
-            if c != '%' {
-                out.push(c);
-                continue;
-            }
-            let mut conv = chars.next();
-            while conv.is_some_and(|c| c.is_ascii_digit() || "-+ #.".contains(c)) {
-                conv = chars.next();
-            }
-            match conv {
-                Some('%') => out.push('%'),
-                Some('b') => {
-                    used = true;
-                    out.push_str(&unescape(args.next().map_or("", |s| s)));
-                }
-                Some('c') => {
-                    used = true;
-                    out.extend(args.next().and_then(|s| s.chars().next()));
-                }
-                Some(_) => {
-                    used = true;
-                    out.push_str(args.next().map_or("", |s| s));
-                }
-                None => out.push('%'),
-            }
-        }
-        if !used || args.len() == 0 || round == 63 {
-            break;
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn printf_and_echo_escapes() {
-        assert_eq!(printf(r"\x72\x6d", &[]), "rm");
-        assert_eq!(printf("%s", &["rm".into()]), "rm");
-        assert_eq!(printf("%s-", &["a".into(), "b".into()]), "a-b-");
-        assert_eq!(printf(r"\162\155", &[]), "rm");
-        assert_eq!(unescape(r"\0162m"), "rm");
-        assert_eq!(printf("100%%", &[]), "100%");
     }
 }

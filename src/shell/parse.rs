@@ -3,7 +3,8 @@
 //! read in `word.rs`. The parser never guesses: input it cannot read is an error, and the caller
 //! asks the user instead of passing the command.
 
-use super::ast::{AndOr, Command, Pipeline, Script, Simple, Word};
+use super::ast::{AndOr, Command, Pipeline, Script, Word};
+use super::dialect::Dialect;
 
 /// Deepest nesting of lists, groups and substitutions the parser follows.
 pub const MAX_PARSE_DEPTH: usize = 100;
@@ -22,6 +23,10 @@ pub struct Parser {
     pub(super) depth: usize,
     /// Where the next here-document body starts once the current line ends: (newline, resume).
     pub(super) heredoc_jump: Option<(usize, usize)>,
+    /// Bash or dash (never `Both`: that is two parses).
+    pub(super) dialect: Dialect,
+    /// Set when the text holds a construct the two dialects read differently.
+    pub(super) sensitive: bool,
 }
 
 /// What ends a list besides end of input.
@@ -34,20 +39,41 @@ pub(super) struct Stop {
 
 const RESERVED_STARTS: &[&str] = &["if", "while", "until", "for", "select", "case", "function", "{", "[["];
 
-/// Parses a whole script.
+/// Parses a whole script as bash reads it.
+#[cfg(test)]
 pub fn parse(text: &str) -> PResult<Script> {
-    let mut p = Parser::new(text);
+    parse_in(text, Dialect::Bash).map(|(s, _)| s)
+}
+
+/// Parses a whole script in `dialect` (bash or dash); also says whether the text holds a
+/// construct the other dialect reads differently.
+pub fn parse_in(text: &str, dialect: Dialect) -> PResult<(Script, bool)> {
+    let mut p = Parser::new(text, dialect);
     let script = p.list(Stop::default())?;
     p.blanks();
     if p.pos < p.src.len() {
         return p.err(format!("unexpected {:?}", p.src[p.pos]));
     }
-    Ok(script)
+    Ok((script, p.sensitive))
 }
 
 impl Parser {
-    pub fn new(text: &str) -> Parser {
-        Parser { src: text.chars().collect(), pos: 0, depth: 0, heredoc_jump: None }
+    pub fn new(text: &str, dialect: Dialect) -> Parser {
+        Parser { src: text.chars().collect(), pos: 0, depth: 0, heredoc_jump: None, dialect, sensitive: false }
+    }
+
+    /// Whether bash's reading applies to a construct met here (and notes that the dialects
+    /// differ on this text).
+    pub(super) fn bash(&mut self) -> bool {
+        self.sensitive = true;
+        self.dialect != Dialect::Dash
+    }
+
+    /// A parser for text nested in this one (backticks, `${…}` operands), in the same dialect.
+    pub(super) fn sub(&self, text: &str) -> Parser {
+        let mut p = Parser::new(text, self.dialect);
+        p.depth = self.depth;
+        p
     }
 
     pub(super) fn err<T>(&self, message: impl Into<String>) -> PResult<T> {
@@ -174,7 +200,9 @@ impl Parser {
             self.blanks();
             match self.peek() {
                 Some(';') if !matches!(self.peek_at(1), Some(';') | Some('&')) => self.pos += 1,
-                Some('&') if !matches!(self.peek_at(1), Some('&') | Some('>')) => self.pos += 1,
+                Some('&') if self.peek_at(1) != Some('&') && (self.peek_at(1) != Some('>') || !self.bash()) => {
+                    self.pos += 1
+                }
                 Some('\n') => self.newline(),
                 _ if self.at_stop(stop) => break,
                 Some(c) => return self.err(format!("unexpected {c:?}")),
@@ -222,6 +250,9 @@ impl Parser {
         loop {
             self.blanks();
             if self.starts_with("|&") {
+                if !self.bash() {
+                    return self.err("`|&` is not dash syntax");
+                }
                 self.pos += 2;
             } else if self.peek() == Some('|') && self.peek_at(1) != Some('|') {
                 self.pos += 1;
@@ -235,10 +266,13 @@ impl Parser {
 
     pub(super) fn command(&mut self) -> PResult<Command> {
         self.blanks();
-        if self.starts_with("((") {
+        // `((…))` is arithmetic in bash; in dash it is a subshell in a subshell.
+        if self.starts_with("((") && self.bash() {
             let raw = self.balanced_parens(2)?;
             let nested = self.scan_nested(&raw)?;
-            return self.compound("((", vec![], vec![], nested);
+            // The expression itself, for the variables it names (their values are evaluated).
+            let expr = Word(vec![super::ast::Part::Lit { text: raw, quoted: true }]);
+            return self.compound("((", vec![], vec![expr], nested);
         }
         if self.peek() == Some('(') {
             self.pos += 1;
@@ -246,7 +280,11 @@ impl Parser {
             self.close_paren()?;
             return self.compound("(", vec![body], vec![], vec![]);
         }
-        match self.reserved(RESERVED_STARTS) {
+        let reserved = match self.reserved(RESERVED_STARTS) {
+            Some("[[" | "function" | "select") if !self.bash() => None,
+            other => other,
+        };
+        match reserved {
             Some("{") => {
                 self.pos += 1;
                 let body = self.list(Stop { words: &["}"], ..Stop::default() })?;
@@ -290,63 +328,6 @@ impl Parser {
         } else {
             self.err("expected `)`")
         }
-    }
-
-    pub(super) fn compound(
-        &mut self,
-        kind: &'static str,
-        bodies: Vec<Script>,
-        words: Vec<Word>,
-        extra: Vec<Script>,
-    ) -> PResult<Command> {
-        let mut bodies = bodies;
-        bodies.extend(extra);
-        let mut redirects = Vec::new();
-        loop {
-            self.blanks();
-            match self.redirect()? {
-                Some(r) => redirects.push(r),
-                None => break,
-            }
-        }
-        Ok(Command::Compound { kind, bodies, words, redirects })
-    }
-
-    pub(super) fn simple_or_function(&mut self) -> PResult<Command> {
-        let mut cmd = Simple::default();
-        loop {
-            self.blanks();
-            if let Some(r) = self.redirect()? {
-                cmd.redirects.push(r);
-                continue;
-            }
-            // `name ()` starts a function definition.
-            if cmd.words.len() == 1 && cmd.assigns.is_empty() && self.peek() == Some('(') {
-                let save = self.pos;
-                self.pos += 1;
-                self.blanks();
-                if self.peek() == Some(')') {
-                    self.pos += 1;
-                    return self.function_body();
-                }
-                self.pos = save;
-            }
-            let Some(word) = self.word()? else { break };
-            if cmd.words.is_empty()
-                && let Some(assign) = super::word::as_assignment(&word)
-            {
-                cmd.assigns.push(assign);
-                continue;
-            }
-            cmd.words.push(word);
-        }
-        if cmd.words.is_empty() && cmd.assigns.is_empty() && cmd.redirects.is_empty() {
-            return match self.peek() {
-                Some(c) => self.err(format!("unexpected {c:?}")),
-                None => self.err("unexpected end of input"),
-            };
-        }
-        Ok(Command::Simple(cmd))
     }
 }
 

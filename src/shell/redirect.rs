@@ -39,9 +39,13 @@ impl Parser {
                 return Ok(None);
             }
         };
-        if op.starts_with('&') && !fd.is_empty() {
+        if op.starts_with('&') && (!fd.is_empty() || !self.bash()) {
+            // dash has no `&>`: `a &> f` is `a &` then `> f`.
             self.pos = start;
             return Ok(None);
+        }
+        if op == "<<<" && !self.bash() {
+            return self.err("here-strings (`<<<`) are not dash syntax");
         }
         self.pos += op.len();
         self.blanks();
@@ -89,7 +93,9 @@ impl Parser {
         if quoted {
             return Ok(Word(vec![Part::Lit { text: body, quoted: true }]));
         }
-        let mut sub = Parser { src: body.chars().collect(), pos: 0, depth: self.depth, heredoc_jump: None };
-        sub.dquoted_until(None)
+        let mut sub = self.sub(&body);
+        let word = sub.dquoted_until(None)?;
+        self.sensitive |= sub.sensitive;
+        Ok(word)
     }
 }

@@ -247,3 +247,76 @@ fn hostile_input_never_panics() {
         }
     }
 }
+
+fn in_dialect(cmd: &str, dialect: super::Dialect) -> Vec<String> {
+    super::analyze_script_in(cmd, dialect).segments.into_iter().map(|s| s.text).collect()
+}
+
+#[test]
+fn each_dialect_reads_its_own_syntax() {
+    use super::Dialect::{Bash, Both, Dash};
+    // `((` is arithmetic in bash, two subshells in dash.
+    assert!(in_dialect("((rm -rf ~))", Bash).is_empty());
+    assert_eq!(in_dialect("((rm -rf ~))", Dash), ["rm -rf ~"]);
+    assert_eq!(in_dialect("((rm -rf ~))", Both), ["rm -rf ~"]);
+    // `$'…'` is a `$` and a quoted string in dash.
+    assert_eq!(in_dialect("$'\\x72m' -rf ~", Bash), ["rm -rf ~"]);
+    assert_eq!(in_dialect("$'\\x72m' -rf ~", Dash), ["'$\\x72m' -rf ~"]);
+    // dash's echo expands `\0NNN`; bash's does not without -e.
+    assert!(in_dialect("echo 'r\\0155 -rf ~' | sh", Dash).contains(&"rm -rf ~".to_string()));
+    assert!(!in_dialect("echo 'r\\0155 -rf ~' | sh", Bash).contains(&"rm -rf ~".to_string()));
+    // `[[` and `function` are words in dash; brace expansion is bash's.
+    assert_eq!(in_dialect("[[ -f x ]]", Dash), ["[[ -f x ]]"]);
+    assert_eq!(in_dialect("rm -rf {a,b}", Dash), ["rm -rf {a,b}"]);
+    assert_eq!(in_dialect("rm -rf {a,b}", Bash), ["rm -rf a b"]);
+    // dash has no `&>`: `a &> f` runs `a` in the background and truncates `f`.
+    assert_eq!(in_dialect("ls &> out", Dash), ["ls", ": > out"]);
+}
+
+#[test]
+fn text_with_no_dialect_construct_is_read_once() {
+    let a = super::analyze_script_in("git status && cargo test", super::Dialect::Both);
+    assert_eq!(a.segments.len(), 2);
+    assert_eq!(a.lines.len(), 1);
+}
+
+#[test]
+fn code_run_later_is_analysed_where_it_is_defined() {
+    for (cmd, want) in [
+        ("trap 'rm -rf ~' EXIT", "rm -rf ~"),
+        ("let 'a[$(rm -rf ~)]'", "rm -rf ~"),
+        ("x='a[$(git reset --hard)]'; echo $((x))", "git reset --hard"),
+        ("mapfile -C 'rm -rf ~' arr < f", "rm -rf ~"),
+        ("PROMPT_COMMAND='rm -rf ~'", "rm -rf ~"),
+    ] {
+        let segs = in_dialect(cmd, super::Dialect::Bash);
+        assert!(segs.iter().any(|s| s == want), "{cmd:?}: {segs:?}");
+    }
+    assert!(!in_dialect("let 'a[$(rm -rf ~)]'", super::Dialect::Dash).contains(&"rm -rf ~".to_string()));
+}
+
+#[test]
+fn normalization_never_changes_the_structure() {
+    // The parser reads the exact text: the escape byte does not swallow the quote.
+    let a = analyze_script("echo 'a\x1b' ; rm -rf ~ ; echo 'b\x1b'");
+    assert!(a.segments.iter().any(|s| s.text == "rm -rf ~"), "{:?}", a.segments);
+    assert!(a.issues.iter().any(|i| i.kind == IssueKind::Unparseable), "{:?}", a.issues);
+    let a = analyze_script("echo ＃; rm -rf ~");
+    assert!(a.segments.iter().any(|s| s.text == "rm -rf ~"), "{:?}", a.segments);
+}
+
+#[test]
+fn budgets_stop_blow_ups() {
+    let doubling: String = std::iter::once("X=ab;".to_string()).chain((0..30).map(|_| " X=$X$X;".into())).collect();
+    let a = analyze_script(&format!("{doubling} rm -rf ~"));
+    assert!(a.issues.iter().any(|i| i.kind == IssueKind::TooComplex));
+    assert!(a.segments.iter().any(|s| s.text == "rm -rf ~"));
+    let nested = format!("echo {}x{}", "${a:-".repeat(10_000), "}".repeat(10_000));
+    assert!(!analyze_script(&nested).issues.is_empty());
+    let mut here = "echo filler text for a long here-document body\n".repeat(1200);
+    for d in 0..12 {
+        here = format!("bash <<'E{d}'\n{here}E{d}\n");
+    }
+    let a = analyze_script(&here);
+    assert!(a.issues.iter().any(|i| i.kind == IssueKind::TooComplex), "{:?}", a.issues);
+}

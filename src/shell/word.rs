@@ -32,13 +32,20 @@ fn push_lit(parts: &mut Vec<Part>, s: &str, quoted: bool) {
     parts.push(Part::Lit { text: s.to_string(), quoted });
 }
 
+/// The substitutions in text the shell expands as if double-quoted (prompt strings, arithmetic
+/// operands), parsed in `dialect`.
+pub fn scripts_in(text: &str, dialect: super::Dialect) -> PResult<Vec<Script>> {
+    Parser::new("", dialect).scan_nested(text)
+}
+
 /// `NAME=value` (or `NAME+=value`) at the start of a simple command.
 pub fn as_assignment(word: &Word) -> Option<Assign> {
     let Some(Part::Lit { text, quoted: false }) = word.0.first() else {
         return None;
     };
     let eq = text.find('=')?;
-    let name = text[..eq].trim_end_matches('+');
+    let append = text[..eq].ends_with('+');
+    let name = text[..eq].strip_suffix('+').unwrap_or(&text[..eq]);
     let mut chars = name.chars();
     if !chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         || !chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
@@ -51,7 +58,7 @@ pub fn as_assignment(word: &Word) -> Option<Assign> {
         value.push(Part::Lit { text: rest.to_string(), quoted: false });
     }
     value.extend(word.0[1..].iter().cloned());
-    Some(Assign { name: name.to_string(), value: Word(value) })
+    Some(Assign { name: name.to_string(), value: Word(value), append })
 }
 
 impl Parser {
@@ -61,13 +68,14 @@ impl Parser {
         let start = self.pos;
         while let Some(c) = self.peek() {
             match c {
-                '<' | '>' if self.peek_at(1) == Some('(') && self.pos == start => {
+                '<' | '>' if self.peek_at(1) == Some('(') && self.pos == start && self.bash() => {
                     self.pos += 2;
                     let script = self.subst_body()?;
                     parts.push(Part::Proc { dir: c, script });
                 }
                 '(' if matches!(parts.last(), Some(Part::Lit { text, quoted: false }) if text.ends_with('='))
-                    && as_assignment(&Word(parts.clone())).is_some() =>
+                    && as_assignment(&Word(parts.clone())).is_some()
+                    && self.bash() =>
                 {
                     self.pos += 1;
                     parts.push(Part::Array(self.array_items()?));
@@ -186,6 +194,11 @@ impl Parser {
     fn dollar(&mut self, parts: &mut Vec<Part>, quoted: bool) -> PResult<()> {
         let next = self.peek_at(1);
         match next {
+            // dash reads `$'…'` and `$"…"` as a `$` and a quoted string.
+            Some('\'' | '"') if !quoted && !self.bash() => {
+                push_lit(parts, "$", false);
+                self.pos += 1;
+            }
             Some('\'') if !quoted => {
                 self.pos += 2;
                 let text = self.ansi_c()?;
@@ -307,8 +320,8 @@ impl Parser {
         if !raw.contains('$') && !raw.contains('`') {
             return Ok(vec![]);
         }
-        let mut sub = Parser::new(raw);
-        sub.depth = self.depth;
+        self.enter()?;
+        let mut sub = self.sub(raw);
         let word = sub.dquoted_until(None).map_err(|e| ParseError { offset: self.pos, ..e })?;
         let mut out = Vec::new();
         for part in word.0 {
@@ -318,6 +331,8 @@ impl Parser {
                 _ => {}
             }
         }
+        self.sensitive |= sub.sensitive;
+        self.depth -= 1;
         Ok(out)
     }
 
@@ -369,85 +384,13 @@ impl Parser {
                 }
             }
         }
-        let mut sub = Parser::new(&inner);
+        let mut sub = self.sub(&inner);
         sub.depth = self.depth + 1;
         if sub.depth > super::parse::MAX_PARSE_DEPTH {
             return self.err("nesting too deep");
         }
-        sub.subst_list().map_err(|e| ParseError { offset: self.pos, ..e })
-    }
-
-    /// ANSI-C quoted text, cursor just after `$'`.
-    fn ansi_c(&mut self) -> PResult<String> {
-        let mut out = String::new();
-        loop {
-            let Some(c) = self.peek() else {
-                return self.err("unterminated $'");
-            };
-            self.pos += 1;
-            match c {
-                '\'' => return Ok(out),
-                '\\' => {
-                    let Some(e) = self.peek() else {
-                        return self.err("unterminated $'");
-                    };
-                    self.pos += 1;
-                    match e {
-                        'a' => out.push('\x07'),
-                        'b' => out.push('\x08'),
-                        'e' | 'E' => out.push('\x1b'),
-                        'f' => out.push('\x0c'),
-                        'n' => out.push('\n'),
-                        'r' => out.push('\r'),
-                        't' => out.push('\t'),
-                        'v' => out.push('\x0b'),
-                        'c' => {
-                            if let Some(ctl) = self.peek() {
-                                self.pos += 1;
-                                out.push(char::from((ctl as u8 & 0x1f) & 0x7f));
-                            }
-                        }
-                        'x' => self.push_code(&mut out, 16, 2),
-                        'u' => self.push_code(&mut out, 16, 4),
-                        'U' => self.push_code(&mut out, 16, 8),
-                        '0'..='7' => {
-                            self.pos -= 1;
-                            self.push_code(&mut out, 8, 3);
-                        }
-                        other => {
-                            if !matches!(other, '\\' | '\'' | '"' | '?') {
-                                out.push('\\');
-                            }
-                            out.push(other);
-                        }
-                    }
-                }
-                c => out.push(c),
-            }
-        }
-    }
-
-    fn push_code(&mut self, out: &mut String, radix: u32, max: usize) {
-        let mut value = 0u32;
-        let mut n = 0;
-        while n < max {
-            match self.peek().and_then(|c| c.to_digit(radix)) {
-                Some(d) => {
-                    value = value * radix + d;
-                    self.pos += 1;
-                    n += 1;
-                }
-                None => break,
-            }
-        }
-        if n == 0 {
-            out.push('\\');
-            return;
-        }
-        if radix == 8 || max == 2 {
-            // Octal and \x escapes are bytes; bytes above 0x7f are shown as their code point.
-            value &= 0xff;
-        }
-        out.push(char::from_u32(value).unwrap_or('\u{fffd}'));
+        let script = sub.subst_list().map_err(|e| ParseError { offset: self.pos, ..e })?;
+        self.sensitive |= sub.sensitive;
+        Ok(script)
     }
 }

@@ -97,3 +97,20 @@ fn batch_stops_quietly_when_the_reader_goes_away() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(stderr(&out).is_empty(), "{}", stderr(&out));
 }
+
+#[test]
+fn a_shell_in_argv_form_reads_the_agents_input() {
+    let t = TestEnv::new();
+    // `echo 'rm -rf ~' | cmdguard -- bash -c sh`: the inner sh reads what the agent piped in.
+    let o = t.run_with_input(&["check", "--", "bash", "-c", "sh"], "rm -rf ~\n");
+    assert_eq!(code(&o), 1, "{}", stdout(&o));
+    assert!(stdout(&o).contains("core.dynamic"), "{}", stdout(&o));
+}
+
+#[test]
+fn the_dialect_follows_the_shell_that_runs_the_text() {
+    let t = TestEnv::new();
+    assert_eq!(code(&t.run(["--shell", "/usr/bin/dash", "check", "-c", "((rm -rf ~))"])), 2);
+    assert_eq!(code(&t.run(["--shell", "/usr/bin/bash", "check", "-c", "((rm -rf ~))"])), 0);
+    assert_eq!(code(&t.run(["--shell", "/usr/bin/bash", "check", "-c", "let 'a[$(rm -rf ~)]'"])), 2);
+}

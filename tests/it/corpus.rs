@@ -1,6 +1,7 @@
 //! The corpus: every case in tests/corpus/*.txt (`pass|ask|deny COMMAND`) is checked through
-//! `check --batch`; recall and false-alarm rate are printed per pack (one file per pack, plus
-//! engine.txt for the analysis itself). See them with `cargo test corpus -- --nocapture`.
+//! `check --batch` with bash as the shell, or with dash for a case marked `VERDICT@dash`;
+//! recall and false-alarm rate are printed per pack (one file per pack, plus engine.txt and
+//! soundness.txt for the analysis itself). See them with `cargo test corpus -- --nocapture`.
 
 use crate::env::{TestEnv, stdout};
 
@@ -8,6 +9,8 @@ struct Case {
     file: String,
     line: usize,
     expect: String,
+    /// The shell that runs it: bash, or dash (`/bin/sh` on Debian and Ubuntu).
+    shell: &'static str,
     command: String,
 }
 
@@ -24,8 +27,13 @@ fn cases() -> Vec<Case> {
                 continue;
             }
             let (expect, command) = line.split_once(' ').unwrap_or_else(|| panic!("{file}:{}: no command", i + 1));
+            let (expect, shell) = match expect.split_once('@') {
+                Some((v, "dash")) => (v, "dash"),
+                Some((_, other)) => panic!("{file}:{}: unknown shell {other:?}", i + 1),
+                None => (expect, "bash"),
+            };
             assert!(matches!(expect, "pass" | "ask" | "deny"), "{file}:{}: bad verdict {expect:?}", i + 1);
-            out.push(Case { file: file.clone(), line: i + 1, expect: expect.into(), command: command.into() });
+            out.push(Case { file: file.clone(), line: i + 1, expect: expect.into(), shell, command: command.into() });
         }
     }
     out
@@ -41,10 +49,18 @@ fn corpus_verdicts() {
         cases.len() - stop
     );
     let t = TestEnv::new();
-    let input: String = cases.iter().map(|c| format!("{}\n", c.command)).collect();
-    let out = stdout(&t.run_with_input(&["check", "--batch"], &input));
-    let results: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    assert_eq!(results.len(), cases.len());
+    let mut results: Vec<serde_json::Value> = vec![serde_json::Value::Null; cases.len()];
+    for shell in ["bash", "dash"] {
+        let path = which(shell);
+        let mine: Vec<usize> = (0..cases.len()).filter(|&i| cases[i].shell == shell).collect();
+        let input: String = mine.iter().map(|&i| format!("{}\n", cases[i].command)).collect();
+        let out = stdout(&t.run_with_input(&["--shell", &path, "check", "--batch"], &input));
+        let got: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(got.len(), mine.len(), "{shell}");
+        for (i, r) in mine.into_iter().zip(got) {
+            results[i] = r;
+        }
+    }
     let mut failures = Vec::new();
     let mut stats: std::collections::BTreeMap<&str, [usize; 4]> = Default::default();
     for (case, result) in cases.iter().zip(&results) {
@@ -78,4 +94,12 @@ fn corpus_verdicts() {
         );
     }
     assert!(failures.is_empty(), "{} corpus failures:\n{}", failures.len(), failures.join("\n"));
+}
+
+/// The absolute path of a shell on PATH; the corpus needs both bash and dash.
+fn which(shell: &str) -> String {
+    let found = std::env::var_os("PATH")
+        .and_then(|p| std::env::split_paths(&p).map(|d| d.join(shell)).find(|p| p.is_file()))
+        .unwrap_or_else(|| panic!("the corpus needs {shell} on PATH (apt-get install {shell})"));
+    found.to_string_lossy().into_owned()
 }

@@ -1,0 +1,93 @@
+//! Descending into nested scripts: command substitutions (with their output when it is
+//! trivially known), and the scripts carriers run (`bash -c`, `ssh host`, interpreter code,
+//! argv tails), each read in the dialect of the shell that runs it, to the nesting limit.
+
+use super::analyze::Analyzer;
+use super::ast::{Command, Script};
+use super::dialect::Dialect;
+use super::nested::{Nested, NestedKind};
+use super::output::decodes;
+use super::{IssueKind, MAX_NESTING};
+
+impl Analyzer {
+    /// Walks a substitution; returns its output when it is trivially known (`$(echo rm)`) and the
+    /// canonical text of its commands.
+    /// Walks a command substitution; returns its output when trivially known, how it reads, and
+    /// whether it decodes hidden text.
+    pub(super) fn walk_subst(&mut self, script: &Script) -> (Option<String>, String, bool) {
+        let before = self.out.segments.len();
+        self.walk_nested_script(script, "$(…)");
+        let single = matches!(script.0.as_slice(), [a] if matches!(a.0.as_slice(), [p] if matches!(p.0.as_slice(), [Command::Simple(_)])));
+        let out = if single && self.out.segments.len() == before + 1 {
+            self.trivial_output(before).map(|o| o.trim_end_matches('\n').to_string())
+        } else {
+            None
+        };
+        let added = &self.out.segments[before.min(self.out.segments.len())..];
+        let shown = added.iter().map(|s| s.text.as_str()).collect::<Vec<_>>().join("; ");
+        let decodes = out.is_none() && added.iter().any(decodes);
+        (out, shown, decodes)
+    }
+
+    pub(super) fn walk_nested_script(&mut self, script: &Script, label: &str) {
+        if !self.descend(label) {
+            return;
+        }
+        self.walk_script(script);
+        self.ascend();
+    }
+
+    fn descend(&mut self, label: &str) -> bool {
+        if self.depth >= MAX_NESTING {
+            self.issue(IssueKind::TooComplex, format!("scripts are nested more than {MAX_NESTING} deep"));
+            return false;
+        }
+        self.depth += 1;
+        self.origin.push(label.to_string());
+        true
+    }
+
+    fn ascend(&mut self) {
+        self.depth -= 1;
+        self.origin.pop();
+    }
+
+    pub(super) fn nested(&mut self, n: Nested) {
+        if !self.descend(&n.origin) {
+            return;
+        }
+        match n.kind {
+            NestedKind::Script(f) if f.dynamic => {
+                self.issue(
+                    IssueKind::Dynamic,
+                    format!("{} runs a script only known when the command runs: {}", n.origin, f.text),
+                );
+            }
+            NestedKind::Script(f) => {
+                let dialect = Dialect::of_nested(&n.origin, self.dialect);
+                self.script_in(&f.text, dialect)
+            }
+            NestedKind::Argv(fields) => {
+                // `docker exec -i c sh`, `find … -exec sh`: the command reads the same input.
+                self.command_fields(fields, Vec::new(), self.stdin.clone());
+            }
+            NestedKind::Code(lang, f) if f.dynamic => {
+                self.issue(
+                    IssueKind::Dynamic,
+                    format!("{} runs {lang:?} code only known when the command runs: {}", n.origin, f.text),
+                );
+            }
+            NestedKind::Code(lang, f) => {
+                for found in super::interp::extract(lang, &f.text) {
+                    self.nested(Nested { origin: format!("{lang:?} code").to_lowercase(), kind: found });
+                }
+            }
+            NestedKind::Dynamic(what) => {
+                let origin = self.origin[..self.origin.len() - 1].join(" › ");
+                let place = if origin.is_empty() { String::new() } else { format!(" (in {origin})") };
+                self.issue(IssueKind::Dynamic, format!("{what}{place}"));
+            }
+        }
+        self.ascend();
+    }
+}

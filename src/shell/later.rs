@@ -1,0 +1,218 @@
+//! Code a shell runs later, or evaluates out of data: trap bodies, `PROMPT_COMMAND` and prompt
+//! strings, callbacks (`mapfile -C`, `complete -C`, `bind -x`), and bash's arithmetic
+//! evaluation, which runs the substitutions in array subscripts (`let 'a[$(…)]'`, `declare -i`,
+//! `[[ x -eq y ]]`, `printf -v`, `read`, `test -v`) and in the values of the variables it names.
+//! Each is analysed as a nested script where it is defined, since it may run.
+
+use super::analyze::Analyzer;
+use super::nested::{Nested, NestedKind};
+use super::unwrap::skip_options;
+use super::{Field, basename};
+
+/// How deep variable values are followed inside arithmetic (`x='y'; y='a[$(…)]'; ((x))`).
+const MAX_ARITH_DEPTH: usize = 8;
+
+/// Signal and condition names `trap` accepts as the first operand of a reset (`trap INT`).
+fn is_condition(word: &str) -> bool {
+    let w = word.trim_start_matches("SIG");
+    w.chars().all(|c| c.is_ascii_digit())
+        || matches!(w, "EXIT" | "ERR" | "DEBUG" | "RETURN")
+        || (w.len() >= 2 && w.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '+' || c == '-'))
+}
+
+impl Analyzer {
+    /// Finds code that the builtin in `words` stores to run later, or evaluates now.
+    pub(super) fn later_code(&mut self, words: &[Field]) {
+        let Some(first) = words.first() else { return };
+        let args = &words[1..];
+        match basename(&first.text) {
+            "trap" => self.trap(words),
+            "mapfile" | "readarray" if self.bash() => {
+                let (i, opts) = skip_options(words, 1, "dnOstuC", &[], false);
+                self.callback(&opts, "-C", "mapfile -C");
+                for name in &words[i..] {
+                    self.arith(&name.text, 0, true);
+                }
+            }
+            "complete" | "compgen" if self.bash() => {
+                let (_, opts) = skip_options(words, 1, "oAGWFCXPSp", &[], false);
+                self.callback(&opts, "-C", "complete -C");
+            }
+            "bind" if self.bash() => {
+                let (_, opts) = skip_options(words, 1, "mqurfx", &[], false);
+                for (_, value) in opts.iter().filter(|(n, _)| n == "-x") {
+                    // `bind -x '"\C-x": command'`: the command after the key sequence.
+                    if let Some((_, cmd)) = value.as_deref().and_then(|v| v.split_once(':')) {
+                        self.later_script("bind -x", cmd.trim());
+                    }
+                }
+            }
+            "let" if self.bash() => {
+                for a in args {
+                    self.arith(&a.text, 0, !a.dynamic);
+                }
+            }
+            "declare" | "typeset" | "local" | "readonly" | "export"
+                if args.iter().any(|a| !a.text.starts_with('-')) =>
+            {
+                let integer = args.iter().any(|a| a.text.starts_with('-') && a.text.contains('i'));
+                for a in args.iter().filter(|a| !a.text.starts_with(['-', '+'])) {
+                    let (name, value) = a.text.split_once('=').unwrap_or((&a.text, ""));
+                    if name.contains('[') && self.bash() {
+                        self.arith(name, 0, !a.dynamic);
+                    }
+                    if integer && self.bash() {
+                        self.integers.insert(name.to_string());
+                        self.arith(value, 0, !a.dynamic);
+                    }
+                    self.later_assign(name, &Field { text: value.to_string(), dynamic: a.dynamic });
+                }
+            }
+            "printf" if self.bash() => {
+                let (_, opts) = skip_options(words, 1, "v", &[], false);
+                for (_, v) in opts.iter().filter(|(n, _)| n == "-v") {
+                    self.arith(v.as_deref().unwrap_or(""), 0, true);
+                }
+            }
+            "read" if self.bash() => {
+                let (i, opts) = skip_options(words, 1, "adinNptu", &[], false);
+                let names = opts.iter().filter(|(n, _)| n == "-a").filter_map(|(_, v)| v.clone());
+                for name in names.chain(words[i..].iter().map(|f| f.text.clone())).collect::<Vec<_>>() {
+                    self.arith(&name, 0, true);
+                }
+            }
+            "test" | "[" if args.iter().any(|a| a.text == "-v") && self.bash() => {
+                for pair in args.windows(2).filter(|p| p[0].text == "-v") {
+                    self.arith(&pair[1].text, 0, !pair[1].dynamic);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `trap BODY COND…`: the body runs when a condition comes (EXIT, ERR, DEBUG, RETURN, a
+    /// signal), so it is analysed now.
+    fn trap(&mut self, words: &[Field]) {
+        let (i, _) = skip_options(words, 1, "", &[], false);
+        let ops = &words[i.min(words.len())..];
+        let body = match ops {
+            [body, conds @ ..] if !conds.is_empty() => body,
+            // `trap BODY` alone: dash reads it as a body for no condition, bash as a reset.
+            [body] if !is_condition(&body.text) => body,
+            _ => return,
+        };
+        if body.text == "-" || body.text.is_empty() {
+            return;
+        }
+        let conds: Vec<&str> = ops[1..].iter().map(|f| f.text.as_str()).collect();
+        let origin = format!("trap {}", if conds.is_empty() { "body".to_string() } else { conds.join(" ") });
+        self.nested(Nested { origin, kind: NestedKind::Script(body.clone()) });
+    }
+
+    /// The value of `-C`-style callback options: shell code run later.
+    fn callback(&mut self, opts: &[(String, Option<String>)], flag: &str, origin: &str) {
+        for (_, value) in opts.iter().filter(|(n, _)| n == flag) {
+            self.later_script(origin, value.as_deref().unwrap_or(""));
+        }
+    }
+
+    fn later_script(&mut self, origin: &str, text: &str) {
+        let kind = NestedKind::Script(Field::lit(text));
+        self.nested(Nested { origin: origin.to_string(), kind });
+    }
+
+    /// An assignment to a variable whose value bash runs as code later: `PROMPT_COMMAND`
+    /// before each prompt, and the prompt strings `PS0`–`PS4`, whose substitutions run when
+    /// they are shown.
+    pub(super) fn later_assign(&mut self, name: &str, value: &Field) {
+        if self.integers.contains(name) && self.bash() {
+            self.arith(&value.text, 0, !value.dynamic);
+        }
+        match name {
+            "PROMPT_COMMAND" if !value.text.is_empty() => {
+                let kind = NestedKind::Script(value.clone());
+                self.nested(Nested { origin: "PROMPT_COMMAND".into(), kind });
+            }
+            "PS0" | "PS1" | "PS2" | "PS3" | "PS4" if value.text.contains(['$', '`']) => {
+                self.expanded_text(&value.text, name);
+            }
+            _ => {}
+        }
+    }
+
+    /// Text bash evaluates as arithmetic: the substitutions in it run (when `substs`, for text
+    /// whose quotes kept them from running before), and so do those in the values of the
+    /// variables it names.
+    pub(super) fn arith(&mut self, text: &str, depth: usize, substs: bool) {
+        if depth > MAX_ARITH_DEPTH || self.exhausted {
+            return;
+        }
+        if substs && text.contains(['$', '`']) {
+            self.expanded_text(text, "arithmetic");
+        }
+        for value in self.code_values(text) {
+            self.arith(&value, depth + 1, true);
+        }
+    }
+
+    /// The known values of the variables `text` names that hold code for arithmetic to run
+    /// (`a[$(…)]`, or another name to follow).
+    pub(super) fn code_values(&self, text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut rest = text;
+        while let Some(start) = rest.find(|c: char| c.is_ascii_alphabetic() || c == '_') {
+            let tail = &rest[start..];
+            let len = tail.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(tail.len());
+            if let Some(Some(value)) = self.env.get(&tail[..len])
+                && value.contains(['$', '`', '['])
+            {
+                out.push(value.clone());
+            }
+            rest = &tail[len..];
+        }
+        out
+    }
+
+    /// `(( expr ))` and the arithmetic operators of `[[ … ]]` evaluate their operands (bash).
+    pub(super) fn compound_arith(&mut self, kind: &str, fields: &[Field]) {
+        match kind {
+            "((" => {
+                if let Some(expr) = fields.first()
+                    && !self.code_values(&expr.text).is_empty()
+                {
+                    self.arith(&expr.text, 0, false);
+                }
+            }
+            "[[" => {
+                const OPS: &[&str] = &["-eq", "-ne", "-lt", "-le", "-gt", "-ge"];
+                let mut operands = Vec::new();
+                for (i, f) in fields.iter().enumerate() {
+                    if OPS.contains(&f.text.as_str()) {
+                        operands.extend(i.checked_sub(1).map(|j| &fields[j]));
+                        operands.extend(fields.get(i + 1));
+                    } else if f.text == "-v" {
+                        operands.extend(fields.get(i + 1));
+                    }
+                }
+                for f in operands.into_iter().cloned().collect::<Vec<_>>() {
+                    self.arith(&f.text, 0, !f.dynamic);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Text the shell expands as if double-quoted (a prompt string, an arithmetic operand):
+    /// the substitutions in it are walked.
+    fn expanded_text(&mut self, text: &str, label: &str) {
+        match super::word::scripts_in(text, self.dialect) {
+            Ok(scripts) => {
+                for script in scripts {
+                    self.walk_nested_script(&script, label);
+                }
+            }
+            Err(e) => self
+                .issue(super::IssueKind::Unparseable, format!("cannot read the {label} text `{text}`: {}", e.message)),
+        }
+    }
+}

@@ -1,0 +1,117 @@
+//! Reading script text, the top-level command or a nested script: the work budget, the check
+//! that normalization would not change its syntax, and one parse and walk per dialect (two when
+//! the shell may be bash or dash and the text holds a construct they read differently, the
+//! findings of both kept).
+
+use super::analyze::Analyzer;
+use super::dialect::Dialect;
+use super::{IssueKind, MAX_PARSED_BYTES};
+
+impl Analyzer {
+    /// Parses and walks script text (top level or nested) in `dialect`; with `Both`, as bash
+    /// reads it and, if any construct in it reads differently in dash, as dash reads it too.
+    pub(super) fn script_in(&mut self, text: &str, dialect: Dialect) {
+        if self.exhausted {
+            return;
+        }
+        if self.parsed + text.len() > MAX_PARSED_BYTES {
+            self.exhaust(format!(
+                "the command and its nested scripts hold more than {MAX_PARSED_BYTES} bytes of shell text to read"
+            ));
+            return;
+        }
+        self.parsed += text.len();
+        if let Some(hazard) = super::normalize::syntax_hazard(text) {
+            self.issue(IssueKind::Unparseable, format!("{hazard}{}", self.place()));
+        }
+        self.out.lines.push(super::normalize(text));
+        let (outer, outer_sensitive) = (self.dialect, std::mem::take(&mut self.sensitive));
+        match dialect {
+            Dialect::Both => {
+                self.dialect = Dialect::Bash;
+                let before = (self.out.segments.len(), self.out.pipelines.len());
+                self.read(text, false);
+                if self.sensitive && !self.exhausted {
+                    self.dialect = Dialect::Dash;
+                    let between = (self.out.segments.len(), self.out.pipelines.len());
+                    self.read(text, true);
+                    self.drop_repeats(before, between);
+                }
+            }
+            d => {
+                self.dialect = d;
+                self.read(text, false);
+            }
+        }
+        self.dialect = outer;
+        self.sensitive |= outer_sensitive;
+    }
+
+    /// After a second reading, drops what it found that the first already had.
+    fn drop_repeats(&mut self, first: (usize, usize), second: (usize, usize)) {
+        let seen: std::collections::HashSet<(String, String)> =
+            self.out.segments[first.0..second.0].iter().map(|s| (s.text.clone(), s.origin.clone())).collect();
+        let mut i = second.0;
+        while i < self.out.segments.len() {
+            let s = &self.out.segments[i];
+            if seen.contains(&(s.text.clone(), s.origin.clone())) {
+                self.out.segments.remove(i);
+            } else {
+                i += 1;
+            }
+        }
+        let pipes: std::collections::HashSet<String> = self.out.pipelines[first.1..second.1].iter().cloned().collect();
+        let mut j = second.1;
+        while j < self.out.pipelines.len() {
+            if pipes.contains(&self.out.pipelines[j]) {
+                self.out.pipelines.remove(j);
+            } else {
+                j += 1;
+            }
+        }
+    }
+
+    /// ` (in bash -c)` when inside a nested script, for messages.
+    fn place(&self) -> String {
+        match self.origin.last() {
+            Some(o) => format!(" (in {o})"),
+            None => String::new(),
+        }
+    }
+
+    /// One reading of script text in the current dialect. `second`: bash has read it already,
+    /// and this is dash's reading.
+    fn read(&mut self, text: &str, second: bool) {
+        match super::parse::parse_in(text, self.dialect) {
+            Ok((script, sensitive)) => {
+                self.sensitive |= sensitive;
+                self.walk_script(&script);
+            }
+            Err(e) if second => {
+                // dash refuses a line bash reads (`diff <(a) <(b)`, `for ((…))`): it runs the
+                // lines before it, and nothing of that line or after.
+                let chars: Vec<char> = text.chars().collect();
+                let upto = chars[..e.offset.min(chars.len())].iter().rposition(|&c| c == '\n');
+                if let Some(end) = upto {
+                    let prefix: String = chars[..end].iter().collect();
+                    if let Ok((script, _)) = super::parse::parse_in(&prefix, self.dialect) {
+                        self.walk_script(&script);
+                    }
+                }
+            }
+            Err(e) => {
+                let dialect =
+                    if self.sensitive { format!(" as {} reads it", self.dialect.name()) } else { String::new() };
+                self.issue(
+                    IssueKind::Unparseable,
+                    format!(
+                        "cannot parse the command{}{dialect}: {} at character {}",
+                        self.place(),
+                        e.message,
+                        e.offset + 1
+                    ),
+                );
+            }
+        }
+    }
+}
