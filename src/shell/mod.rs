@@ -36,7 +36,7 @@ pub const MAX_NESTING: usize = 12;
 pub const MAX_SEGMENTS: usize = 2_000;
 /// Most script text parsed for one command, the command and every nested script counted (each
 /// reading of it, when both dialects are read).
-pub const MAX_PARSED_BYTES: usize = 128 * 1024;
+pub const MAX_PARSED_BYTES: usize = 96 * 1024;
 /// Longest value one word may expand to (`X=$X$X` doubled thirty times is a gigabyte).
 pub const MAX_WORD_BYTES: usize = 64 * 1024;
 /// Most text all words of one command may expand to, together.

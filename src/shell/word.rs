@@ -291,15 +291,22 @@ impl Parser {
         let start = self.pos;
         self.pos += open;
         let mut depth = open;
+        let mut deepest = open;
         let body_start = self.pos;
         while let Some(c) = self.peek() {
             match c {
-                '(' => depth += 1,
+                '(' => {
+                    depth += 1;
+                    deepest = deepest.max(depth);
+                }
                 ')' => {
                     depth -= 1;
                     if depth < open {
                         if open == 2 && self.peek_at(1) != Some(')') {
                             break;
+                        }
+                        if self.depth + deepest > super::parse::MAX_PARSE_DEPTH {
+                            return self.err("nesting too deep");
                         }
                         let raw: String = self.src[body_start..self.pos].iter().collect();
                         self.pos += open;
@@ -340,6 +347,7 @@ impl Parser {
     fn brace_param(&mut self) -> PResult<String> {
         let start = self.pos;
         let mut depth = 1;
+        let mut deepest = 1;
         let mut quote: Option<char> = None;
         while let Some(c) = self.peek() {
             match (quote, c) {
@@ -347,10 +355,18 @@ impl Parser {
                 (Some('"') | None, '\\') => self.pos += 1,
                 (Some(_), _) => {}
                 (None, '\'' | '"') => quote = Some(c),
-                (None, '{') => depth += 1,
+                (None, '{') => {
+                    depth += 1;
+                    deepest = deepest.max(depth);
+                }
                 (None, '}') => {
                     depth -= 1;
                     if depth == 0 {
+                        // Each level is read again by `scan_nested`: refuse deep nesting now,
+                        // in one pass, rather than reading the text once per level.
+                        if self.depth + deepest > super::parse::MAX_PARSE_DEPTH {
+                            return self.err("nesting too deep");
+                        }
                         let raw: String = self.src[start..self.pos].iter().collect();
                         self.pos += 1;
                         return Ok(raw);
