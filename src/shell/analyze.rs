@@ -124,8 +124,25 @@ impl Analyzer {
 
     pub(super) fn walk_script(&mut self, script: &Script) {
         for and_or in &script.0 {
-            for pipeline in &and_or.0 {
-                self.walk_pipeline(pipeline);
+            for (i, pipeline) in and_or.0.iter().enumerate() {
+                if i == 0 {
+                    self.walk_pipeline(pipeline);
+                } else {
+                    // After `&&` or `||` it may not run: what it assigns is not certain.
+                    let before = self.env.clone();
+                    self.walk_pipeline(pipeline);
+                    self.merge_vars(&before);
+                }
+            }
+        }
+    }
+
+    /// After a part of the command that may or may not have run (`a && X=1`, a loop or `if`
+    /// body, a function): a variable it changed keeps a known value only if both ways agree.
+    pub(super) fn merge_vars(&mut self, before: &HashMap<String, Option<String>>) {
+        for (name, value) in self.env.iter_mut() {
+            if before.get(name) != Some(value) {
+                *value = None;
             }
         }
     }
@@ -136,9 +153,14 @@ impl Analyzer {
         }
         let mut texts = Vec::new();
         let mut piped = self.stdin.clone();
+        // Each command of a pipeline runs in a subshell: its assignments stay there.
+        let vars = (pipeline.0.len() > 1).then(|| self.env.clone());
         for (i, cmd) in pipeline.0.iter().enumerate() {
             let before = self.out.segments.len();
             let text = self.walk_command(cmd, piped.take());
+            if let Some(vars) = &vars {
+                self.env.clone_from(vars);
+            }
             if let Some(t) = text {
                 texts.push(t);
             }
@@ -179,8 +201,16 @@ impl Analyzer {
                     .partition(|r| r.feeds_stdin || r.reads_file());
                 // The body's commands read what the compound is fed (`curl … | (sh)`).
                 let outer = std::mem::replace(&mut self.stdin, input_after(&input, piped));
+                let vars = self.env.clone();
                 for body in bodies {
                     self.walk_script(body);
+                }
+                match *kind {
+                    // A subshell's assignments stay in it; a group's are the shell's own.
+                    "(" => self.env = vars,
+                    "{" => {}
+                    // Bodies of `if`, loops, `case` and functions may not run, or run again.
+                    _ => self.merge_vars(&vars),
                 }
                 self.stdin = outer;
                 // `{ …; } > file` writes the file whatever the body does: rules see `: > file`.
@@ -269,7 +299,12 @@ impl Analyzer {
             }
         } else if program == "unset" {
             for f in &fields[1..] {
-                self.env.insert(f.text.clone(), Some(String::new()));
+                if f.text == "IFS" {
+                    // Unset, IFS splits on blanks again.
+                    self.env.remove("IFS");
+                } else {
+                    self.env.insert(f.text.clone(), Some(String::new()));
+                }
             }
         }
     }

@@ -33,7 +33,10 @@ impl Analyzer {
         if !self.descend(label) {
             return;
         }
+        // A substitution runs in a subshell: its assignments do not reach the command.
+        let vars = self.env.clone();
         self.walk_script(script);
+        self.env = vars;
         self.ascend();
     }
 
@@ -63,9 +66,19 @@ impl Analyzer {
                     format!("{} runs a script only known when the command runs: {}", n.origin, f.text),
                 );
             }
+            NestedKind::Script(f) if runs_in_this_shell(&n.origin) => {
+                self.script_in(&f.text, self.dialect);
+            }
             NestedKind::Script(f) => {
+                // Another process: it sees the variables assigned here only if they were
+                // exported, which is not tracked, so they are unknown there.
+                let vars = self.env.clone();
+                for value in self.env.values_mut() {
+                    *value = None;
+                }
                 let dialect = Dialect::of_nested(&n.origin, self.dialect);
-                self.script_in(&f.text, dialect)
+                self.script_in(&f.text, dialect);
+                self.env = vars;
             }
             NestedKind::Argv(fields) => {
                 // `docker exec -i c sh`, `find … -exec sh`: the command reads the same input.
@@ -90,4 +103,10 @@ impl Analyzer {
         }
         self.ascend();
     }
+}
+
+/// Nested scripts the shell itself runs (`eval`, an alias, a trap body, `source`): they share
+/// its variables, and its dialect.
+fn runs_in_this_shell(origin: &str) -> bool {
+    matches!(origin.split(' ').next(), Some("eval" | "alias" | "trap" | "PROMPT_COMMAND" | "source" | "."))
 }

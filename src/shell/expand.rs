@@ -23,6 +23,9 @@ struct Builder {
     option_globs: Vec<String>,
     /// A field grew past `MAX_WORD_BYTES`; the rest of it was not kept.
     overflow: bool,
+    /// `IFS` as assigned earlier in the command: `None` for the default (blanks), `Some(None)`
+    /// when assigned something unknown.
+    ifs: Option<Option<String>>,
 }
 
 impl Builder {
@@ -66,11 +69,17 @@ impl Builder {
         self.cur_eq = false;
     }
 
-    /// Inserts an expansion's value: verbatim when quoted, else split on whitespace.
+    /// Inserts an expansion's value: verbatim when quoted, else split on `IFS` (blanks unless
+    /// assigned otherwise).
     fn push_value(&mut self, value: &str, quoted: bool) {
         if quoted {
             self.push_text(value, false);
             return;
+        }
+        match self.ifs.clone() {
+            None => {}
+            Some(None) => return self.push_text(value, true),
+            Some(Some(ifs)) => return self.push_split(value, &ifs),
         }
         if value.starts_with(char::is_whitespace) {
             self.end_field();
@@ -88,10 +97,40 @@ impl Builder {
     }
 }
 
+impl Builder {
+    /// Field splitting on an assigned `IFS`. Runs of IFS blanks count as one separator; a
+    /// field left empty between other separators (`a::b` with `IFS=:`) is not followed, so the
+    /// word is marked unknown.
+    fn push_split(&mut self, value: &str, ifs: &str) {
+        if ifs.is_empty() {
+            return self.push_unquoted(value);
+        }
+        let pieces: Vec<&str> = value.split(|c| ifs.contains(c)).collect();
+        let inner_empty = pieces.len() > 2 && pieces[1..pieces.len() - 1].iter().any(|p| p.is_empty());
+        let blank_only = ifs.chars().all(char::is_whitespace);
+        if inner_empty && !blank_only {
+            self.cur.dynamic = true;
+        }
+        if value.starts_with(|c| ifs.contains(c)) {
+            self.end_field();
+        }
+        let kept: Vec<&str> = pieces.into_iter().filter(|p| !p.is_empty()).collect();
+        for (i, piece) in kept.iter().enumerate() {
+            self.push_unquoted(piece);
+            if i + 1 < kept.len() {
+                self.end_field();
+            }
+        }
+        if value.ends_with(|c| ifs.contains(c)) {
+            self.end_field();
+        }
+    }
+}
+
 impl Analyzer {
     /// Expands a word into fields (usually one; none for an unquoted empty expansion).
     pub(super) fn expand(&mut self, word: &Word) -> Vec<Field> {
-        let mut b = Builder::default();
+        let mut b = Builder { ifs: self.env.get("IFS").cloned(), ..Builder::default() };
         let mut brace = false;
         for part in &word.0 {
             match part {

@@ -87,31 +87,44 @@ impl Analyzer {
                 self.sensitive |= sensitive;
                 self.walk_script(&script);
             }
-            Err(e) if second => {
-                // dash refuses a line bash reads (`diff <(a) <(b)`, `for ((…))`): it runs the
-                // lines before it, and nothing of that line or after.
-                let chars: Vec<char> = text.chars().collect();
-                let upto = chars[..e.offset.min(chars.len())].iter().rposition(|&c| c == '\n');
-                if let Some(end) = upto {
-                    let prefix: String = chars[..end].iter().collect();
-                    if let Ok((script, _)) = super::parse::parse_in(&prefix, self.dialect) {
-                        self.walk_script(&script);
-                    }
+            Err(e) => {
+                // Both shells run each complete line before they parse the next: the lines
+                // before the one that does not parse run (`rm -rf /` then an open quote), and
+                // are judged. In dash's second reading, a line only bash reads (`diff <(a)
+                // <(b)`) runs nothing, so only those lines count.
+                self.walk_lines_before(text, e.offset);
+                if !second {
+                    self.unparseable(&e);
                 }
             }
-            Err(e) => {
-                let dialect =
-                    if self.sensitive { format!(" as {} reads it", self.dialect.name()) } else { String::new() };
-                self.issue(
-                    IssueKind::Unparseable,
-                    format!(
-                        "cannot parse the command{}{dialect}: {} at character {}",
-                        self.place(),
-                        e.message,
-                        e.offset + 1
-                    ),
-                );
+        }
+    }
+
+    /// Walks the complete lines before the line holding char offset `at`, if they parse.
+    fn walk_lines_before(&mut self, text: &str, at: usize) {
+        let mut end = text.char_indices().nth(at).map_or(text.len(), |(i, _)| i);
+        for _ in 0..4 {
+            let Some(nl) = text[..end].rfind('\n') else { return };
+            let prefix = &text[..nl];
+            if self.parsed + prefix.len() > MAX_PARSED_BYTES {
+                return;
+            }
+            self.parsed += prefix.len();
+            match super::parse::parse_in(prefix, self.dialect) {
+                Ok((script, _)) => {
+                    self.walk_script(&script);
+                    return;
+                }
+                Err(e) => end = prefix.char_indices().nth(e.offset).map_or(prefix.len(), |(i, _)| i),
             }
         }
+    }
+
+    fn unparseable(&mut self, e: &super::parse::ParseError) {
+        let dialect = if self.sensitive { format!(" as {} reads it", self.dialect.name()) } else { String::new() };
+        self.issue(
+            IssueKind::Unparseable,
+            format!("cannot parse the command{}{dialect}: {} at character {}", self.place(), e.message, e.offset + 1),
+        );
     }
 }

@@ -320,3 +320,10 @@ fn budgets_stop_blow_ups() {
     let a = analyze_script(&here);
     assert!(a.issues.iter().any(|i| i.kind == IssueKind::TooComplex), "{:?}", a.issues);
 }
+
+#[test]
+fn lines_before_a_syntax_error_are_judged() {
+    let a = analyze_script("rm -rf /\necho 'unterminated");
+    assert!(a.segments.iter().any(|s| s.text == "rm -rf /"), "{:?}", a.segments);
+    assert!(a.issues.iter().any(|i| i.kind == IssueKind::Unparseable));
+}

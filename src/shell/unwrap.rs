@@ -170,7 +170,11 @@ fn step(prog: &str, w: &[Field]) -> Option<Step> {
         }
         "exec" => run(skip_options(w, 1, "a", &[], false)),
         "nice" => run(skip_options(w, 1, "n", &["--adjustment"], true)),
-        "time" => run(skip_options(w, 1, "fo", &["--format", "--output"], false)),
+        // After bash's `time` keyword, `NAME=value` words are still assignments.
+        "time" => {
+            let (i, _) = skip_options(w, 1, "fo", &["--format", "--output"], false);
+            Some(Step::Run(skip_assignments(w, i)))
+        }
         "timeout" => {
             let (i, _) = skip_options(w, 1, "sk", &["--signal", "--kill-after"], false);
             Some(Step::Run(i + 1))
