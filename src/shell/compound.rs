@@ -50,8 +50,7 @@ impl Parser {
             let body = self.do_group()?;
             return self.compound(kw, vec![body], vec![], nested);
         }
-        self.word()?
-            .ok_or_else(|| ParseError { message: format!("`{kw}` needs a variable name"), offset: self.pos })?;
+        self.word()?.ok_or_else(|| ParseError::at(format!("`{kw}` needs a variable name"), self.pos))?;
         let mut words = Vec::new();
         self.blanks_and_newlines();
         if self.reserved(&["in"]).is_some() {
@@ -75,8 +74,7 @@ impl Parser {
     pub(super) fn case_clause(&mut self) -> PResult<Command> {
         self.pos += 4;
         self.blanks();
-        let subject =
-            self.word()?.ok_or_else(|| ParseError { message: "`case` needs a word".into(), offset: self.pos })?;
+        let subject = self.word()?.ok_or_else(|| ParseError::at("`case` needs a word", self.pos))?;
         let mut words = vec![subject];
         self.expect_reserved("in")?;
         let mut bodies = Vec::new();
@@ -91,9 +89,7 @@ impl Parser {
             }
             loop {
                 self.blanks();
-                let w = self
-                    .word()?
-                    .ok_or_else(|| ParseError { message: "case pattern expected".into(), offset: self.pos })?;
+                let w = self.word()?.ok_or_else(|| ParseError::at("case pattern expected", self.pos))?;
                 words.push(w);
                 self.blanks();
                 match self.peek() {
@@ -170,6 +166,10 @@ impl Parser {
     }
 
     pub(super) fn simple_or_function(&mut self) -> PResult<Command> {
+        self.commands += 1;
+        if self.commands > super::MAX_SEGMENTS {
+            return self.limit(format!("more than {} simple commands", super::MAX_SEGMENTS));
+        }
         let mut cmd = Simple::default();
         loop {
             self.blanks();

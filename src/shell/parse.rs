@@ -13,6 +13,14 @@ pub const MAX_PARSE_DEPTH: usize = 100;
 pub struct ParseError {
     pub message: String,
     pub offset: usize,
+    /// Not a syntax error: the text is over a limit (depth, number of commands).
+    pub limit: bool,
+}
+
+impl ParseError {
+    pub fn at(message: impl Into<String>, offset: usize) -> ParseError {
+        ParseError { message: message.into(), offset, limit: false }
+    }
 }
 
 pub type PResult<T> = Result<T, ParseError>;
@@ -27,6 +35,8 @@ pub struct Parser {
     pub(super) dialect: Dialect,
     /// Set when the text holds a construct the two dialects read differently.
     pub(super) sensitive: bool,
+    /// Simple commands read so far: past `MAX_SEGMENTS` the parse stops, as the walk would.
+    pub(super) commands: usize,
 }
 
 /// What ends a list besides end of input.
@@ -59,7 +69,15 @@ pub fn parse_in(text: &str, dialect: Dialect) -> PResult<(Script, bool)> {
 
 impl Parser {
     pub fn new(text: &str, dialect: Dialect) -> Parser {
-        Parser { src: text.chars().collect(), pos: 0, depth: 0, heredoc_jump: None, dialect, sensitive: false }
+        Parser {
+            src: text.chars().collect(),
+            pos: 0,
+            depth: 0,
+            heredoc_jump: None,
+            dialect,
+            sensitive: false,
+            commands: 0,
+        }
     }
 
     /// Whether bash's reading applies to a construct met here (and notes that the dialects
@@ -77,7 +95,7 @@ impl Parser {
     }
 
     pub(super) fn err<T>(&self, message: impl Into<String>) -> PResult<T> {
-        Err(ParseError { message: message.into(), offset: self.pos })
+        Err(ParseError::at(message, self.pos))
     }
 
     pub(super) fn peek(&self) -> Option<char> {
@@ -95,9 +113,14 @@ impl Parser {
     pub(super) fn enter(&mut self) -> PResult<()> {
         self.depth += 1;
         if self.depth > MAX_PARSE_DEPTH {
-            return self.err("nesting too deep");
+            return self.limit(format!("nesting deeper than {MAX_PARSE_DEPTH}"));
         }
         Ok(())
+    }
+
+    /// Stops parsing: the text is over a limit, which is not a syntax error.
+    pub(super) fn limit<T>(&self, message: String) -> PResult<T> {
+        Err(ParseError { message, offset: self.pos, limit: true })
     }
 
     /// Skips spaces, tabs, line continuations and comments (not newlines).
@@ -308,8 +331,7 @@ impl Parser {
             Some("function") => {
                 self.pos += "function".len();
                 self.blanks();
-                self.word()?
-                    .ok_or_else(|| ParseError { message: "function name expected".into(), offset: self.pos })?;
+                self.word()?.ok_or_else(|| ParseError::at("function name expected", self.pos))?;
                 self.blanks();
                 if self.starts_with("()") {
                     self.pos += 2;

@@ -92,7 +92,9 @@ impl Analyzer {
                 // before the one that does not parse run (`rm -rf /` then an open quote), and
                 // are judged. In dash's second reading, a line only bash reads (`diff <(a)
                 // <(b)`) runs nothing, so only those lines count.
-                self.walk_lines_before(text, e.offset);
+                if !e.limit {
+                    self.walk_lines_before(text, e.offset);
+                }
                 if !second {
                     self.unparseable(&e);
                 }
@@ -121,6 +123,9 @@ impl Analyzer {
     }
 
     fn unparseable(&mut self, e: &super::parse::ParseError) {
+        if e.limit {
+            return self.exhaust(format!("the command{} holds {}", self.place(), e.message));
+        }
         let dialect = if self.sensitive { format!(" as {} reads it", self.dialect.name()) } else { String::new() };
         self.issue(
             IssueKind::Unparseable,

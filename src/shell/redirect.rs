@@ -49,8 +49,7 @@ impl Parser {
         }
         self.pos += op.len();
         self.blanks();
-        let target =
-            self.word()?.ok_or_else(|| ParseError { message: format!("`{op}` needs a target"), offset: self.pos })?;
+        let target = self.word()?.ok_or_else(|| ParseError::at(format!("`{op}` needs a target"), self.pos))?;
         let target = if op == "<<" || op == "<<-" { self.heredoc(&target, op == "<<-")? } else { target };
         Ok(Some(Redirect { fd, op, target }))
     }

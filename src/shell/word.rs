@@ -306,7 +306,7 @@ impl Parser {
                             break;
                         }
                         if self.depth + deepest > super::parse::MAX_PARSE_DEPTH {
-                            return self.err("nesting too deep");
+                            return self.limit(format!("nesting deeper than {}", super::parse::MAX_PARSE_DEPTH));
                         }
                         let raw: String = self.src[body_start..self.pos].iter().collect();
                         self.pos += open;
@@ -319,7 +319,7 @@ impl Parser {
             self.pos += 1;
         }
         self.pos = start;
-        Err(ParseError { message: "unterminated `((`".into(), offset: start })
+        Err(ParseError::at("unterminated `((`", start))
     }
 
     /// Substitutions inside opaque text (arithmetic, `${x:-…}`), parsed as double-quoted text.
@@ -365,7 +365,7 @@ impl Parser {
                         // Each level is read again by `scan_nested`: refuse deep nesting now,
                         // in one pass, rather than reading the text once per level.
                         if self.depth + deepest > super::parse::MAX_PARSE_DEPTH {
-                            return self.err("nesting too deep");
+                            return self.limit(format!("nesting deeper than {}", super::parse::MAX_PARSE_DEPTH));
                         }
                         let raw: String = self.src[start..self.pos].iter().collect();
                         self.pos += 1;
@@ -403,7 +403,7 @@ impl Parser {
         let mut sub = self.sub(&inner);
         sub.depth = self.depth + 1;
         if sub.depth > super::parse::MAX_PARSE_DEPTH {
-            return self.err("nesting too deep");
+            return self.limit(format!("nesting deeper than {}", super::parse::MAX_PARSE_DEPTH));
         }
         let script = sub.subst_list().map_err(|e| ParseError { offset: self.pos, ..e })?;
         self.sensitive |= sub.sensitive;
