@@ -173,8 +173,9 @@ impl Analyzer {
                     for script in nested {
                         self.walk_nested_script(script, "$((…))");
                     }
-                    // bash evaluates the values of the variables named, subscripts and all.
-                    if !self.code_values(raw).is_empty() && self.bash() {
+                    // bash evaluates the values of the variables named, subscripts and all (dash
+                    // refuses such values, so reading them the bash way costs nothing).
+                    if !self.code_values(raw).is_empty() {
                         self.arith(raw, 0, false);
                     }
                     b.push_text(&format!("$(({raw}))"), true);

@@ -2,7 +2,9 @@
 //! strings, callbacks (`mapfile -C`, `complete -C`, `bind -x`), and bash's arithmetic
 //! evaluation, which runs the substitutions in array subscripts (`let 'a[$(…)]'`, `declare -i`,
 //! `[[ x -eq y ]]`, `printf -v`, `read`, `test -v`) and in the values of the variables it names.
-//! Each is analysed as a nested script where it is defined, since it may run.
+//! Each is analysed as a nested script where it is defined, since it may run. The bash builtins
+//! among them are read the bash way whatever the shell: dash has no such builtin (the name runs
+//! a program, usually not found), so reading them costs no routine command anything.
 
 use super::analyze::Analyzer;
 use super::nested::{Nested, NestedKind};
@@ -27,18 +29,18 @@ impl Analyzer {
         let args = &words[1..];
         match basename(&first.text) {
             "trap" => self.trap(words),
-            "mapfile" | "readarray" if self.bash() => {
+            "mapfile" | "readarray" => {
                 let (i, opts) = skip_options(words, 1, "dnOstuC", &[], false);
                 self.callback(&opts, "-C", "mapfile -C");
                 for name in &words[i..] {
                     self.arith(&name.text, 0, true);
                 }
             }
-            "complete" | "compgen" if self.bash() => {
+            "complete" | "compgen" => {
                 let (_, opts) = skip_options(words, 1, "oAGWFCXPSp", &[], false);
                 self.callback(&opts, "-C", "complete -C");
             }
-            "bind" if self.bash() => {
+            "bind" => {
                 let (_, opts) = skip_options(words, 1, "mqurfx", &[], false);
                 for (_, value) in opts.iter().filter(|(n, _)| n == "-x") {
                     // `bind -x '"\C-x": command'`: the command after the key sequence.
@@ -47,7 +49,7 @@ impl Analyzer {
                     }
                 }
             }
-            "let" if self.bash() => {
+            "let" => {
                 for a in args {
                     self.arith(&a.text, 0, !a.dynamic);
                 }
@@ -58,30 +60,30 @@ impl Analyzer {
                 let integer = args.iter().any(|a| a.text.starts_with('-') && a.text.contains('i'));
                 for a in args.iter().filter(|a| !a.text.starts_with(['-', '+'])) {
                     let (name, value) = a.text.split_once('=').unwrap_or((&a.text, ""));
-                    if name.contains('[') && self.bash() {
+                    if name.contains('[') {
                         self.arith(name, 0, !a.dynamic);
                     }
-                    if integer && self.bash() {
+                    if integer {
                         self.integers.insert(name.to_string());
                         self.arith(value, 0, !a.dynamic);
                     }
                     self.later_assign(name, &Field { text: value.to_string(), dynamic: a.dynamic });
                 }
             }
-            "printf" if self.bash() => {
+            "printf" => {
                 let (_, opts) = skip_options(words, 1, "v", &[], false);
                 for (_, v) in opts.iter().filter(|(n, _)| n == "-v") {
                     self.arith(v.as_deref().unwrap_or(""), 0, true);
                 }
             }
-            "read" if self.bash() => {
+            "read" => {
                 let (i, opts) = skip_options(words, 1, "adinNptu", &[], false);
                 let names = opts.iter().filter(|(n, _)| n == "-a").filter_map(|(_, v)| v.clone());
                 for name in names.chain(words[i..].iter().map(|f| f.text.clone())).collect::<Vec<_>>() {
                     self.arith(&name, 0, true);
                 }
             }
-            "test" | "[" if args.iter().any(|a| a.text == "-v") && self.bash() => {
+            "test" | "[" if args.iter().any(|a| a.text == "-v") => {
                 for pair in args.windows(2).filter(|p| p[0].text == "-v") {
                     self.arith(&pair[1].text, 0, !pair[1].dynamic);
                 }
@@ -125,7 +127,7 @@ impl Analyzer {
     /// before each prompt, and the prompt strings `PS0`–`PS4`, whose substitutions run when
     /// they are shown.
     pub(super) fn later_assign(&mut self, name: &str, value: &Field) {
-        if self.integers.contains(name) && self.bash() {
+        if self.integers.contains(name) {
             self.arith(&value.text, 0, !value.dynamic);
         }
         match name {

@@ -292,7 +292,8 @@ fn code_run_later_is_analysed_where_it_is_defined() {
         let segs = in_dialect(cmd, super::Dialect::Bash);
         assert!(segs.iter().any(|s| s == want), "{cmd:?}: {segs:?}");
     }
-    assert!(!in_dialect("let 'a[$(rm -rf ~)]'", super::Dialect::Dash).contains(&"rm -rf ~".to_string()));
+    // dash has no `let`; reading it the bash way anyway costs nothing.
+    assert!(in_dialect("let 'a[$(rm -rf ~)]'", super::Dialect::Dash).contains(&"rm -rf ~".to_string()));
 }
 
 #[test]
