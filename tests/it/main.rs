@@ -9,6 +9,7 @@ mod doctor;
 mod env;
 mod grants;
 mod hook;
+mod hook_failure;
 mod init;
 mod man_page;
 mod packs_doc;
