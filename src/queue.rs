@@ -262,7 +262,7 @@ fn record_stale(r: &Request) {
         pid: r.pid,
         ..crate::audit::Record::new(crate::audit::DecidedBy::Signal, r.command.clone(), "ask", r.rules.clone())
     };
-    let _ = crate::audit::append(&record);
+    crate::audit::record(&record);
 }
 
 /// The live request whose id starts with `prefix`; an error if none or several match.

@@ -16,6 +16,7 @@ mod packs_doc;
 mod pty;
 mod queue;
 mod recipes;
+mod records;
 mod rules_cmd;
 mod run;
 mod shell;
