@@ -36,6 +36,8 @@ pub enum DecidedBy {
     Queue,
     /// cmdguard was stopped by a signal while asking.
     Signal,
+    /// cmdguard removed a file that had no business in its state (`reason` names it).
+    Cleanup,
 }
 
 impl DecidedBy {
@@ -49,6 +51,7 @@ impl DecidedBy {
             DecidedBy::NoTerminal => "no-terminal",
             DecidedBy::Queue => "queue",
             DecidedBy::Signal => "signal",
+            DecidedBy::Cleanup => "cleanup",
         }
     }
 }

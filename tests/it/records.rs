@@ -1,7 +1,9 @@
-//! No lost or torn records: the audit log on a full disk and after a torn line.
+//! No lost or torn records: the audit log on a full disk and after a torn line, and files in
+//! the approval queue that cmdguard did not write whole.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::{Duration, SystemTime};
 
 use crate::env::{TestEnv, code, stderr, stdout};
 
@@ -100,4 +102,49 @@ fn a_full_disk_loses_no_record_and_says_so() {
     disk.free();
     assert_eq!(denied(&t), (77, String::new()));
     assert_eq!(t.audit().len(), written + 1);
+}
+
+#[test]
+fn garbage_in_the_queue_is_removed_and_audited() {
+    let t = TestEnv::new();
+    assert_eq!(code(&t.run(["pending"])), 0);
+    let root = t.state_dir().join("queue");
+    let dir = root.join("no-session");
+    std::fs::create_dir_all(&dir).unwrap();
+    let hour_ago = SystemTime::now() - Duration::from_secs(3600);
+    let garbage = [
+        (dir.join("0123456789ab.request.json"), "{\"id\":\"0123"), // torn
+        (dir.join("ba9876543210.request.json"), "{}"),             // not a request
+        (dir.join("notes.txt"), "hello"),
+        (dir.join(".0a0a0a0a0a0a.request.json.4242.beef.tmp"), "{\"id\""), // a dead writer's
+        (root.join("stray"), ""),
+    ];
+    for (path, text) in &garbage {
+        std::fs::write(path, text).unwrap();
+    }
+    let old = std::fs::File::options().write(true).open(&garbage[3].0).unwrap();
+    old.set_modified(hour_ago).unwrap();
+    // A live writer's temporary file is left alone: it is about to be renamed into place.
+    let fresh = dir.join(".0b0b0b0b0b0b.request.json.4243.cafe.tmp");
+    std::fs::write(&fresh, "{").unwrap();
+
+    let o = t.run(["pending"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stdout(&o).contains("no commands are waiting"), "{}", stdout(&o));
+    for (path, _) in &garbage {
+        assert!(!path.exists(), "{} was left", path.display());
+    }
+    assert!(fresh.exists());
+    let audit = t.audit();
+    let cleanups: Vec<&str> =
+        audit.iter().filter(|r| r["decided_by"] == "cleanup").map(|r| r["reason"].as_str().unwrap()).collect();
+    assert_eq!(cleanups.len(), garbage.len(), "{cleanups:?}");
+    for (path, _) in &garbage {
+        let name = path.file_name().unwrap().to_str().unwrap();
+        assert!(cleanups.iter().any(|r| r.contains(name) && r.starts_with("removed ")), "{name}: {cleanups:?}");
+    }
+    assert!(audit.iter().all(|r| r["ran"] == false));
+    // Nothing is left to clean the second time.
+    assert_eq!(code(&t.run(["pending"])), 0);
+    assert_eq!(t.audit().len(), audit.len());
 }
