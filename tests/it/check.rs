@@ -97,3 +97,20 @@ fn batch_stops_quietly_when_the_reader_goes_away() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(stderr(&out).is_empty(), "{}", stderr(&out));
 }
+
+#[test]
+fn a_closed_stdout_still_gets_the_verdict_code() {
+    // `cmdguard check -c X | head -c0`: the reader is gone before cmdguard writes. A pipe with
+    // no reader makes every write fail (EPIPE), deterministically.
+    let t = TestEnv::new();
+    for (command, verdict) in [("cargo test", 0), ("git reset --hard", 1), ("rm -rf ~", 2)] {
+        for json in [false, true] {
+            let (reader, writer) = std::io::pipe().unwrap();
+            drop(reader);
+            let args: &[&str] = if json { &["--json", "check", "-c", command] } else { &["check", "-c", command] };
+            let o = t.command(args).stdout(writer).output().unwrap();
+            assert_eq!(code(&o), verdict, "{command} (json: {json}): {}", stderr(&o));
+            assert_eq!(stderr(&o), "", "{command}: quiet");
+        }
+    }
+}
