@@ -77,6 +77,29 @@ fn a_failed_analysis_blocks_in_every_host() {
 }
 
 #[test]
+fn a_host_that_ignores_sigchld_still_gets_answers() {
+    // SIGCHLD ignored is inherited through exec; children are then reaped by the kernel, and a
+    // supervisor that relied on waitpid would take every answer for a crash.
+    use std::os::unix::process::CommandExt;
+    let t = TestEnv::new();
+    for (command, want) in [("ls", None), ("rm -rf ~", Some("deny"))] {
+        let mut cmd = t.command(["hook", "codex"]);
+        // SAFETY: signal(2) is async-signal-safe.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::signal(libc::SIGCHLD, libc::SIG_IGN);
+                Ok(())
+            });
+        }
+        let o = feed(cmd, &call("codex", command, 0));
+        assert_eq!(code(&o), 0, "{command}: {}", stderr(&o));
+        let got = decision("codex", &stdout(&o));
+        assert_eq!(got.as_ref().map(|(d, _)| d.as_str()), want, "{command}: {got:?}");
+        assert!(!stdout(&o).contains("failed internally"), "{}", stdout(&o));
+    }
+}
+
+#[test]
 fn a_hung_analysis_is_blocked_within_the_limit() {
     let t = TestEnv::new();
     let start = Instant::now();

@@ -58,8 +58,12 @@ pub fn run(fallback: impl Fn(Failure) -> Fallback, analysis: impl FnOnce() -> Ve
         return give_up(Failure::NotStarted);
     }
     let [read_end, write_end] = fds;
-    // SAFETY: getpid has no preconditions.
-    let parent = unsafe { libc::getpid() };
+    // SAFETY: getpid has no preconditions; a host that ignores SIGCHLD passes that on through
+    // exec, and the child would then be reaped unseen (waitpid fails): take the default back.
+    let parent = unsafe {
+        libc::signal(libc::SIGCHLD, libc::SIG_DFL);
+        libc::getpid()
+    };
     // SAFETY: cmdguard is single-threaded here, so the child may go on running Rust code.
     match unsafe { libc::fork() } {
         -1 => give_up(Failure::NotStarted),
