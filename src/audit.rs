@@ -2,12 +2,14 @@
 //! a rule, the user at the prompt, a session grant, an allow entry, a timeout, the lack of a
 //! terminal. Commands that matched no rule are not recorded. Each record is one `write` to a
 //! file opened for appending, under an exclusive lock, so concurrent processes never interleave
-//! or lose lines.
+//! or lose lines; a write cut short (a full disk) is taken back, and a record always starts on
+//! a fresh line, so a torn line from before spoils only itself.
 
 use std::io::Write;
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::state;
@@ -34,6 +36,8 @@ pub enum DecidedBy {
     Queue,
     /// cmdguard was stopped by a signal while asking.
     Signal,
+    /// cmdguard removed a file that had no business in its state (`reason` names it).
+    Cleanup,
 }
 
 impl DecidedBy {
@@ -47,6 +51,7 @@ impl DecidedBy {
             DecidedBy::NoTerminal => "no-terminal",
             DecidedBy::Queue => "queue",
             DecidedBy::Signal => "signal",
+            DecidedBy::Cleanup => "cleanup",
         }
     }
 }
@@ -100,16 +105,36 @@ impl Record {
     }
 }
 
-/// Appends one record. The caller reports a failure; the decision stands either way.
-pub fn append(record: &Record) -> Result<()> {
-    let mut line = serde_json::to_vec(record)?;
+/// Appends one record, saying on stderr (one line) when it could not: the decision stands
+/// either way, but the user should know the log has a gap.
+pub fn record(record: &Record) {
+    if let Err(e) = state::dir().and_then(|dir| append(&dir.join(FILE), record)) {
+        eprintln!(
+            "cmdguard: warning: this decision is not in the audit log ({e:#}); free space on that file system or fix the file's permissions"
+        );
+    }
+}
+
+/// Appends one record to the log at `path`, under its lock.
+pub fn append(path: &Path, record: &Record) -> Result<()> {
+    let mut file = state::open_private(path, true)?;
+    file.lock().with_context(|| format!("cannot lock {}", path.display()))?;
+    let len = file.metadata().with_context(|| format!("cannot read {}", path.display()))?.len();
+    let mut last = [b'\n'];
+    if len > 0 {
+        file.read_exact_at(&mut last, len - 1).with_context(|| format!("cannot read {}", path.display()))?;
+    }
+    // A line left without its end (a write cut short by a full disk or a killed process) is
+    // ended first, so this record starts a line of its own.
+    let mut line = if last[0] == b'\n' { Vec::new() } else { vec![b'\n'] };
+    serde_json::to_writer(&mut line, record)?;
     line.push(b'\n');
-    let path = state::dir()?.join(FILE);
-    let mut file = state::open_private(&path, true)?;
-    file.lock()?;
-    file.write_all(&line)?;
-    file.sync_data()?;
-    Ok(())
+    if let Err(e) = file.write_all(&line) {
+        // Half a record would read as a damaged line: take it back, if the disk lets us.
+        let _ = file.set_len(len);
+        return Err(e).with_context(|| format!("cannot append to {}", path.display()));
+    }
+    file.sync_data().with_context(|| format!("cannot flush {} to disk", path.display()))
 }
 
 /// Every record in the log, oldest first. Lines that do not parse are skipped and counted.

@@ -7,7 +7,9 @@
 //! Exactly once: a decision is a file created with `O_EXCL`. Whoever creates it first — an
 //! approver, a second approver at the same moment, or the waiting process itself when it times
 //! out or is stopped — decides; everyone else reads that decision. A request whose process is
-//! gone is stale: listings show it as such and remove it.
+//! gone is stale: listings show it as such and remove it. So do files that cmdguard did not
+//! write whole (a request that does not parse, an unknown name, a temporary file left by a
+//! writer that died), each removal recorded in the audit log.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -170,6 +172,9 @@ pub fn finish(dir: &Path, id: &str) {
 
 /// How long a decision outlives its request before `all` removes it.
 const TOMBSTONE_SECS: u64 = 3600;
+/// A temporary file older than this was left by a writer that died: writers rename theirs
+/// into place within milliseconds.
+const TEMP_SECS: u64 = 60;
 
 /// How a wait ended.
 pub enum Waited {
@@ -217,26 +222,42 @@ pub fn all(clean: bool) -> Result<Vec<Pending>> {
     for session in std::fs::read_dir(&root).with_context(|| format!("cannot read {}", root.display()))? {
         let dir = session?.path();
         if !dir.is_dir() {
+            if clean {
+                discard(&dir, "not a session's queue directory");
+            }
             continue;
         }
         for entry in std::fs::read_dir(&dir)? {
             let path = entry?.path();
             let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            if let Some(id) = name.strip_suffix(".decision.json") {
-                let old = path
-                    .metadata()
-                    .and_then(|m| m.modified())
-                    .ok()
-                    .and_then(|t| t.elapsed().ok())
-                    .is_some_and(|age| age.as_secs() > TOMBSTONE_SECS);
-                if clean && old && !request_path(&dir, id).exists() {
+            if let Some(id) = name.strip_suffix(".decision.json").filter(|id| is_id(id)) {
+                if clean && older_than(&path, TOMBSTONE_SECS) && !request_path(&dir, id).exists() {
                     let _ = std::fs::remove_file(&path);
                 }
                 continue;
             }
-            let Some(id) = name.strip_suffix(".request.json") else { continue };
+            if name.starts_with('.') && name.ends_with(".tmp") {
+                if clean && older_than(&path, TEMP_SECS) {
+                    discard(&path, "a temporary file left by a cmdguard that stopped while writing it");
+                }
+                continue;
+            }
+            let Some(id) = name.strip_suffix(".request.json").filter(|id| is_id(id)) else {
+                if clean {
+                    discard(&path, "not a file cmdguard keeps in its approval queue");
+                }
+                continue;
+            };
             let Ok(bytes) = std::fs::read(&path) else { continue }; // withdrawn meanwhile
-            let Ok(request) = serde_json::from_slice::<Request>(&bytes) else { continue };
+            let request = match serde_json::from_slice::<Request>(&bytes) {
+                Ok(r) if r.id == id => r,
+                _ => {
+                    if clean {
+                        discard(&path, "a request that cannot be read");
+                    }
+                    continue;
+                }
+            };
             if decision_path(&dir, id).exists() {
                 continue; // decided; the waiter is about to take it
             }
@@ -252,6 +273,28 @@ pub fn all(clean: bool) -> Result<Vec<Pending>> {
     Ok(out)
 }
 
+/// Whether `name` could be a request id (`new_id` makes them).
+fn is_id(name: &str) -> bool {
+    !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric())
+}
+
+/// Whether `path` was last changed more than `secs` ago.
+fn older_than(path: &Path, secs: u64) -> bool {
+    let modified = path.symlink_metadata().and_then(|m| m.modified());
+    modified.ok().and_then(|t| t.elapsed().ok()).is_some_and(|age| age.as_secs() > secs)
+}
+
+/// Removes a file that has no business in the queue, and records that in the audit log.
+fn discard(path: &Path, why: &str) {
+    if std::fs::remove_file(path).is_ok() {
+        let record = crate::audit::Record {
+            reason: Some(format!("removed {} from the approval queue: {why}", path.display())),
+            ..crate::audit::Record::new(crate::audit::DecidedBy::Cleanup, String::new(), "ask", Vec::new())
+        };
+        crate::audit::record(&record);
+    }
+}
+
 /// A waiter that was killed outright could not record its end; the cleanup does.
 fn record_stale(r: &Request) {
     let record = crate::audit::Record {
@@ -262,7 +305,7 @@ fn record_stale(r: &Request) {
         pid: r.pid,
         ..crate::audit::Record::new(crate::audit::DecidedBy::Signal, r.command.clone(), "ask", r.rules.clone())
     };
-    let _ = crate::audit::append(&record);
+    crate::audit::record(&record);
 }
 
 /// The live request whose id starts with `prefix`; an error if none or several match.

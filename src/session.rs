@@ -86,8 +86,10 @@ fn write(path: &Path, file: &SessionFile) -> Result<()> {
     state::write_atomic(path, &serde_json::to_vec_pretty(file)?, 0o600)
 }
 
+/// A grant lasts `ttl` from its last use. One dated in the future (a clock set back, a file
+/// edited by hand) is expired: counted from a future time, it would outlive its ttl.
 fn expired(g: &Grant, ttl: u64, now: u64) -> bool {
-    g.last_used.saturating_add(ttl) < now
+    g.granted_at > now || g.last_used > now || g.last_used.saturating_add(ttl) < now
 }
 
 /// Whether `key`'s grants for `project` cover `need`; a grant that is used is kept alive.
@@ -194,4 +196,27 @@ pub fn clear() -> Result<usize> {
 /// A fresh session key: 128 random bits.
 pub fn new_key() -> String {
     format!("cg-{}", state::random_hex(16))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Grant, expired};
+
+    #[test]
+    fn a_grant_expires_after_its_ttl_or_if_dated_in_the_future() {
+        let grant = |granted_at, last_used| Grant {
+            project: String::new(),
+            rules: Vec::new(),
+            commands: Vec::new(),
+            granted_at,
+            last_used,
+        };
+        let (ttl, now) = (60, 10_000);
+        assert!(!expired(&grant(9_000, 9_950), ttl, now));
+        assert!(!expired(&grant(9_000, 10_000), ttl, now));
+        assert!(expired(&grant(9_000, 9_900), ttl, now), "unused for longer than the ttl");
+        assert!(expired(&grant(9_000, 10_001), ttl, now), "last used in the future");
+        assert!(expired(&grant(10_001, 10_000), ttl, now), "granted in the future");
+        assert!(expired(&grant(9_000, u64::MAX), u64::MAX, now));
+    }
 }

@@ -67,10 +67,10 @@ pub fn lock(path: &Path) -> Result<File> {
     Ok(file)
 }
 
-/// Opens (creating 0600) a file for reading and writing, or appending.
+/// Opens (creating 0600) a file for reading and writing, or reading and appending.
 pub fn open_private(path: &Path, append: bool) -> Result<File> {
     OpenOptions::new()
-        .read(!append)
+        .read(true)
         .write(!append)
         .append(append)
         .create(true)

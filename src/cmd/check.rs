@@ -1,5 +1,6 @@
 //! `cmdguard check`: decide only, never run. Exit 0 pass/allow, 1 ask, 2 deny; `--batch` reads
-//! one command per line and writes one JSON object per line.
+//! one command per line and writes one JSON object per line. A reader that goes away early
+//! (`check … | head -c0`) is no error: the exit status still carries the verdict.
 
 use std::io::{BufRead, BufWriter, Write};
 
@@ -23,15 +24,20 @@ pub fn run(global: &Global, args: &CheckArgs) -> Result<u8> {
     let policy = super::policy(global)?;
     let decision = decide(&policy, &job.analyze(&super::shell(global, &policy)?));
     let command = job.text();
-    if global.json {
+    let text = if global.json {
         let mut rec = serde_json::to_value(record(&command, &policy, &decision))?;
         if !policy.notices.is_empty() {
             rec["notices"] = serde_json::json!(policy.notices);
         }
-        println!("{rec}");
+        format!("{rec}\n")
     } else {
         notices(&policy);
-        print!("{}", human(&command, &policy, &decision));
+        human(&command, &policy, &decision)
+    };
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        written => written?,
     }
     Ok(match decision.verdict {
         Verdict::Pass | Verdict::Allow => 0,

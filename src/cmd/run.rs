@@ -51,12 +51,6 @@ impl Invocation<'_> {
     }
 }
 
-fn log(record: &audit::Record) {
-    if let Err(e) = audit::append(record) {
-        eprintln!("cmdguard: warning: could not write the audit log: {e:#}");
-    }
-}
-
 pub fn run(global: &Global, job: Job) -> Result<u8> {
     let cwd = super::cwd()?;
     let policy = crate::config::load(&cwd, &global.rules)?;
@@ -71,11 +65,11 @@ pub fn run(global: &Global, job: Job) -> Result<u8> {
     match decision.verdict {
         Verdict::Pass => unreachable!("handled above"),
         Verdict::Allow => {
-            log(&inv.record(&policy, &decision, DecidedBy::AllowEntry, true));
+            audit::record(&inv.record(&policy, &decision, DecidedBy::AllowEntry, true));
             Ok(inv.exec())
         }
         Verdict::Deny => {
-            log(&inv.record(&policy, &decision, DecidedBy::Rule, false));
+            audit::record(&inv.record(&policy, &decision, DecidedBy::Rule, false));
             refuse(&inv, &policy, &decision, &NotRun::by(DecidedBy::Rule))
         }
         Verdict::Ask => ask(&inv, &policy, &analysis, &decision),
@@ -123,7 +117,7 @@ fn ask(inv: &Invocation<'_>, policy: &Policy, analysis: &Analysis, decision: &De
     if let Some(key) = inv.global.session_key.as_deref() {
         match session::covers(key, &inv.project, &need, ttl) {
             Ok(true) => {
-                log(&inv.record(policy, decision, DecidedBy::SessionGrant, true));
+                audit::record(&inv.record(policy, decision, DecidedBy::SessionGrant, true));
                 return Ok(inv.exec());
             }
             Ok(false) => {}
@@ -168,7 +162,7 @@ fn ask(inv: &Invocation<'_>, policy: &Policy, analysis: &Analysis, decision: &De
             if no_tty == NoTty::Wait {
                 return wait_in_queue(inv, policy, decision, need, entries);
             }
-            log(&inv.record(policy, decision, DecidedBy::NoTerminal, false));
+            audit::record(&inv.record(policy, decision, DecidedBy::NoTerminal, false));
             let hint = format!(
                 "{} (in their terminal; or run cmdguard with --no-tty wait, or the setting no_tty = \"wait\", so the command waits for `cmdguard approve` from any terminal)",
                 approve_hint(inv)
@@ -198,24 +192,24 @@ fn ask(inv: &Invocation<'_>, policy: &Policy, analysis: &Analysis, decision: &De
         Answer::Always => persist_always(inv, &entries),
         Answer::Deny { reason } => {
             record.reason = reason.clone();
-            log(&record);
+            audit::record(&record);
             let not_run = NotRun { by: DecidedBy::Prompt, detail: None, reason: reason.as_deref(), hint: None };
             return refuse(inv, policy, decision, &not_run);
         }
         Answer::Timeout => {
             record.decided_by = DecidedBy::Timeout;
-            log(&record);
+            audit::record(&record);
             return refuse(inv, policy, decision, &NotRun::by(DecidedBy::Timeout));
         }
         Answer::Interrupted(why) => {
             record.decided_by = DecidedBy::Signal;
-            log(&record);
+            audit::record(&record);
             let not_run = NotRun { by: DecidedBy::Signal, detail: Some(&why), reason: None, hint: None };
             return refuse(inv, policy, decision, &not_run);
         }
     }
     record.ran = true;
-    log(&record);
+    audit::record(&record);
     Ok(inv.exec())
 }
 
@@ -271,7 +265,7 @@ fn wait_in_queue(
         // Stopped while waiting: never run, even if an approval landed at the same moment.
         record.decided_by = DecidedBy::Signal;
         record.choice = None;
-        log(&record);
+        audit::record(&record);
         let why = crate::signals::describe(sig);
         return refuse(
             inv,
@@ -283,11 +277,11 @@ fn wait_in_queue(
     match d.by {
         queue::Resolver::Human if d.approved => {
             record.ran = true;
-            log(&record);
+            audit::record(&record);
             Ok(inv.exec())
         }
         queue::Resolver::Human => {
-            log(&record);
+            audit::record(&record);
             let detail = format!("cmdguard {}", d.via);
             let not_run =
                 NotRun { by: DecidedBy::Queue, detail: Some(&detail), reason: d.reason.as_deref(), hint: None };
@@ -296,13 +290,13 @@ fn wait_in_queue(
         queue::Resolver::Timeout => {
             record.decided_by = DecidedBy::Timeout;
             record.choice = None;
-            log(&record);
+            audit::record(&record);
             refuse(inv, policy, decision, &NotRun::by(DecidedBy::Timeout))
         }
         queue::Resolver::Withdrawn => {
             record.decided_by = DecidedBy::Signal;
             record.choice = None;
-            log(&record);
+            audit::record(&record);
             let not_run =
                 NotRun { by: DecidedBy::Signal, detail: Some("the request was withdrawn"), reason: None, hint: None };
             refuse(inv, policy, decision, &not_run)

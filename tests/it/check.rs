@@ -114,3 +114,20 @@ fn the_dialect_follows_the_shell_that_runs_the_text() {
     assert_eq!(code(&t.run(["--shell", "/usr/bin/bash", "check", "-c", "((rm -rf ~))"])), 0);
     assert_eq!(code(&t.run(["--shell", "/usr/bin/bash", "check", "-c", "let 'a[$(rm -rf ~)]'"])), 2);
 }
+
+#[test]
+fn a_closed_stdout_still_gets_the_verdict_code() {
+    // `cmdguard check -c X | head -c0`: the reader is gone before cmdguard writes. A pipe with
+    // no reader makes every write fail (EPIPE), deterministically.
+    let t = TestEnv::new();
+    for (command, verdict) in [("cargo test", 0), ("git reset --hard", 1), ("rm -rf ~", 2)] {
+        for json in [false, true] {
+            let (reader, writer) = std::io::pipe().unwrap();
+            drop(reader);
+            let args: &[&str] = if json { &["--json", "check", "-c", command] } else { &["check", "-c", command] };
+            let o = t.command(args).stdout(writer).output().unwrap();
+            assert_eq!(code(&o), verdict, "{command} (json: {json}): {}", stderr(&o));
+            assert_eq!(stderr(&o), "", "{command}: quiet");
+        }
+    }
+}

@@ -125,6 +125,31 @@ fn grants_expire_and_can_be_revoked() {
     assert_eq!(headless(&t, &["--session-key", "key-S", "-c", "touch three"], &[]), 77);
 }
 
+#[test]
+fn a_grant_dated_in_the_future_is_expired() {
+    // Counted from a future time, a grant would outlive its ttl: a clock set back, or a file
+    // written by hand, must not make it last.
+    let t = env_with_rules();
+    grant(&t, "key-F", "touch one");
+    let sessions = t.state_dir().join("sessions");
+    let file = std::fs::read_dir(&sessions)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .expect("a grant file");
+    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    for (field, ahead) in [("last_used", 365 * 86_400), ("granted_at", 0)] {
+        v["grants"][0][field] = (now + 3600 + ahead).into();
+        std::fs::write(&file, v.to_string()).unwrap();
+        assert_eq!(headless(&t, &["--session-key", "key-F", "-c", "touch two"], &[]), 77, "{field} in the future");
+        assert!(!t.exists("two"));
+        assert!(!file.exists(), "the expired grant is removed");
+        assert_eq!(stdout(&t.run(["--json", "session", "list"])), "");
+        v["grants"][0]["last_used"] = now.into();
+    }
+}
+
 fn rules_path() -> std::path::PathBuf {
     // The approval tests' rules, as the user's file of a throwaway environment holds them.
     let t = env_with_rules();

@@ -79,7 +79,7 @@ fn hook_answers_match_their_snapshots() {
 }
 
 /// How a host reads an answer: `None` for no opinion, else the decision and its reason.
-fn decision(host: &str, stdout: &str) -> Option<(String, String)> {
+pub fn decision(host: &str, stdout: &str) -> Option<(String, String)> {
     if stdout.is_empty() || (host == "gemini" && stdout == "{}\n") {
         return None;
     }

@@ -5,6 +5,10 @@
 //! Every answer is one the host reads: a command that passes leaves the host's own permission
 //! system in charge ("no opinion"), never a blanket allow. Anything cmdguard cannot read — not
 //! JSON, a missing command, a broken configuration, an internal error — blocks with a reason.
+//! The analysis runs supervised (`supervise.rs`): if it crashes, runs out of memory or hangs,
+//! the supervising process blocks the call in the host's format.
+
+mod supervise;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -12,6 +16,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use serde_json::{Map, Value, json};
 
+use self::supervise::{Failure, Fallback};
 use crate::audit::DecidedBy;
 use crate::cli::{Global, HookArgs, Host};
 use crate::decide::{Decision, Verdict, decide};
@@ -96,12 +101,37 @@ struct Call {
 pub fn run(global: &Global, args: &HookArgs) -> Result<u8> {
     let host = args.host;
     answer_panics(host);
-    let answer = match read_stdin() {
-        Ok(input) => judge(global, host, &input),
-        Err(why) => blocked(&why),
+    Ok(supervise::run(
+        |failure| fallback(host, failure),
+        || {
+            let answer = match read_stdin() {
+                Ok(input) => judge(global, host, &input),
+                Err(why) => blocked(&why),
+            };
+            render(host, answer).into_bytes()
+        },
+    ))
+}
+
+/// The host's block when the analysis itself failed, said on every channel the host might
+/// read: the deny JSON on stdout, the reason on stderr, and exit 2 where that blocks (Claude
+/// Code, Codex and Gemini CLI read only stderr then); Copilot ignores failed hooks, so exit 0.
+fn fallback(host: Host, failure: Failure) -> Fallback {
+    let what = match failure {
+        Failure::NotStarted => "its analysis could not be started".to_string(),
+        Failure::Crashed => "its analysis crashed or ran out of memory".to_string(),
+        Failure::TimedOut => format!("its analysis took longer than {} s", supervise::LIMIT.as_secs()),
+        Failure::NoAnswer => "its analysis gave no valid answer".to_string(),
     };
-    print!("{}", render(host, answer));
-    Ok(0)
+    let reason = format!(
+        "cmdguard: NOT RUN: cmdguard failed internally ({what}), so this tool call was not checked and was blocked. \
+         Do not try to run the command another way; tell the user, who can run it themselves if it is safe."
+    );
+    Fallback {
+        stderr: format!("{reason}\n").into_bytes(),
+        stdout: render(host, Answer::Block(reason)).into_bytes(),
+        code: if host == Host::Copilot { 0 } else { crate::exit::HOOK_BLOCK },
+    }
 }
 
 fn read_stdin() -> Result<Vec<u8>, String> {
@@ -311,8 +341,9 @@ fn claude_output(decision: &str, reason: String) -> Value {
 }
 
 /// Replaces the "not run, exit 77" panic answer, which hosts read as a failed hook and then
-/// run the call: exit 2 with the reason on stderr blocks in Claude Code, Codex and Gemini CLI;
-/// Copilot skips failed hooks, so it gets its deny JSON.
+/// run the call, for the supervising process before it forks: exit 2 with the reason on stderr
+/// blocks in Claude Code, Codex and Gemini CLI; Copilot skips failed hooks, so it gets its deny
+/// JSON. (The analysis, in the child, aborts on a panic; the supervisor answers for it.)
 fn answer_panics(host: Host) {
     std::panic::set_hook(Box::new(move |info| {
         let reason = format!("cmdguard: internal error, the tool call was not checked and must not run: {info}");
