@@ -1,6 +1,7 @@
 //! Where rules files live and how they layer: built-in packs ⊕ `/etc/cmdguard/rules.toml` ⊕ the
-//! user's `rules.toml` ⊕ the nearest `.cmdguard.toml` walking up ⊕ `--rules FILE`. The result is
-//! one `Policy`. Any error here is a configuration error: the command does not run (exit 78).
+//! user's `rules.toml` ⊕ every `.cmdguard.toml` from the outermost directory above the working
+//! directory down to it ⊕ `--rules FILE`. The result is one `Policy`. Any error here is a
+//! configuration error: the command does not run (exit 78).
 
 use std::path::{Path, PathBuf};
 
@@ -35,9 +36,20 @@ pub fn user_config_dir() -> Option<PathBuf> {
     directories::ProjectDirs::from("", "", "cmdguard").map(|d| d.config_dir().to_path_buf())
 }
 
-/// The nearest `.cmdguard.toml` in `cwd` or a parent.
+/// The nearest `.cmdguard.toml` in `cwd` or a parent: the file `trust` and "always" act on.
 pub fn find_project_file(cwd: &Path) -> Option<PathBuf> {
     cwd.ancestors().map(|d| d.join(PROJECT_FILE)).find(|p| p.is_file())
+}
+
+/// Every `.cmdguard.toml` in `cwd` and the directories above it, outermost first: each adds its
+/// restrictions, so a file nearer the working directory can add rules but never hide the ones
+/// above it. Anything by that name counts, whatever it is (a directory, a FIFO, a dangling link):
+/// loading then fails on it rather than skipping it.
+pub fn project_files(cwd: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> =
+        cwd.ancestors().map(|d| d.join(PROJECT_FILE)).filter(|p| std::fs::symlink_metadata(p).is_ok()).collect();
+    files.reverse();
+    files
 }
 
 /// The project a working directory belongs to: the nearest directory, walking up, that holds a
@@ -75,9 +87,9 @@ pub fn source_paths(cwd: &Path, extra: &[PathBuf]) -> Vec<(Layer, PathBuf)> {
     if let Some(dir) = user_config_dir() {
         out.push((Layer::User, dir.join("rules.toml")));
     }
-    match find_project_file(cwd) {
-        Some(p) => out.push((Layer::Project, p)),
-        None => out.push((Layer::Project, cwd.join(PROJECT_FILE))),
+    match project_files(cwd) {
+        files if files.is_empty() => out.push((Layer::Project, cwd.join(PROJECT_FILE))),
+        files => out.extend(files.into_iter().map(|p| (Layer::Project, p))),
     }
     out.extend(extra.iter().map(|p| (Layer::Cli, p.clone())));
     out
@@ -101,6 +113,13 @@ pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
             }
             None => return Err(ConfigError::new(format!("rules file {shown}: cannot read it: it does not exist"))),
         };
+        if layer == Layer::Project && text.trim().is_empty() {
+            // An empty file is a mistake or a placeholder someone meant to fill: say so, rather
+            // than let it stand for rules that are not there.
+            return Err(ConfigError::new(format!(
+                "rules file {shown}: the file is empty; write rules in it (see `cmdguard init`) or delete it"
+            )));
+        }
         let mut items: FileItems = compile::parse_file(&shown, &text, layer)?;
         if let Some(sh) = &items.settings.shell {
             // The shell decides what `-c STRING` means; cmdguard analyses the text as POSIX shell.
@@ -146,8 +165,9 @@ pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
 }
 
 /// A rules file's text, or `None` if there is none. It is opened without blocking and must be a
-/// regular file: a FIFO or a device named like a rules file is a broken configuration, not a
-/// hang. (One open and one fstat, on every start: no separate stat first.)
+/// regular file: a FIFO, a directory or a device named like a rules file is a broken
+/// configuration, not a hang or a skip; so is a symbolic link to nothing. (One open and one
+/// fstat on every start; a stat only when the open finds nothing.)
 pub fn read_rules_file(path: &Path) -> Result<Option<String>, ConfigError> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
@@ -156,11 +176,23 @@ pub fn read_rules_file(path: &Path) -> Result<Option<String>, ConfigError> {
     let mut file =
         match std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC).open(path) {
             Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return match std::fs::read_link(path) {
+                    Ok(to) => Err(ConfigError::new(format!(
+                        "rules file {}: it is a symbolic link to {}, which does not exist; fix the link or delete it",
+                        shown(),
+                        to.display()
+                    ))),
+                    Err(_) => Ok(None),
+                };
+            }
             Err(e) => return Err(cannot(e)),
         };
     if !file.metadata().map_err(cannot)?.is_file() {
-        return Err(ConfigError::new(format!("rules file {}: not a regular file", shown())));
+        return Err(ConfigError::new(format!(
+            "rules file {}: not a regular file (a directory, FIFO or device); remove it or put rules in a file there",
+            shown()
+        )));
     }
     let mut text = String::new();
     file.read_to_string(&mut text).map_err(cannot)?;
