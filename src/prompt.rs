@@ -15,6 +15,9 @@ use std::time::{Duration, Instant};
 use crate::signals::{Trap, Woke};
 use crate::term::escape;
 
+mod code;
+use code::Typed;
+
 /// One rule as the prompt shows it.
 pub struct RuleLine {
     pub id: String,
@@ -361,17 +364,17 @@ fn render(req: &Request<'_>, width: usize) -> String {
     if let Some(why) = req.no_always {
         field(&mut out, "always", &format!("not offered: {why}"), width);
     }
-    out.push_str(&choices(req, width));
+    out.push_str(&choices(req, width, true));
     out
 }
 
-fn choices(req: &Request<'_>, width: usize) -> String {
+fn choices(req: &Request<'_>, width: usize, always: bool) -> String {
     let mut items = vec!["[o] once"];
     if req.session_key.is_some() {
         items.push("[s] this session");
     }
-    if req.no_always.is_none() {
-        items.push("[a] always");
+    if req.no_always.is_none() && always {
+        items.push("[a] always (asks for a code)");
     }
     items.extend(["[d] deny", "[r] deny with a reason", "[e] explain"]);
     let mut out = String::new();
@@ -438,6 +441,7 @@ pub fn ask(req: &Request<'_>) -> Result<Answer, NoTerminal> {
 
 fn read_answer(tty: &mut Tty, req: &Request<'_>, deadline: Instant) -> Answer {
     let mut reason: Option<String> = None;
+    let mut always_withdrawn = false;
     let mut shown_secs = u64::MAX;
     let mut pending: Vec<u8> = Vec::new();
     loop {
@@ -478,7 +482,27 @@ fn read_answer(tty: &mut Tty, req: &Request<'_>, deadline: Instant) -> Answer {
                 (_, Key::CtrlC) => return Answer::Deny { reason: None },
                 (None, Key::Char('o' | 'O')) => return Answer::Once,
                 (None, Key::Char('s' | 'S')) if req.session_key.is_some() => return Answer::Session,
-                (None, Key::Char('a' | 'A')) if req.no_always.is_none() => return Answer::Always,
+                (None, Key::Char('a' | 'A')) if req.no_always.is_none() && !always_withdrawn => {
+                    // An allow entry outlasts this command: the answer must come from someone
+                    // who can read the screen, not from keys pushed into the terminal.
+                    let code = code::new_code();
+                    let text = format!("\r\x1b[K  always: type the code {code} to confirm (Esc goes back): ");
+                    match code::read_code(tty, &text, &code, deadline) {
+                        Typed::Matched => return Answer::Always,
+                        Typed::Cancelled => return Answer::Deny { reason: None },
+                        Typed::Timeout => return Answer::Timeout,
+                        Typed::Interrupted(why) => return Answer::Interrupted(why),
+                        Typed::Wrong => {
+                            always_withdrawn = true;
+                            tty.write("\r\x1b[K  the code did not match, so `always` is no longer offered here\r\n");
+                        }
+                        Typed::Back => tty.write("\r\x1b[K\r\n"),
+                    }
+                    tty.write(&choices(req, tty.width(), !always_withdrawn));
+                    shown_secs = u64::MAX;
+                    // Whatever came with or after the code is not an answer to the choices.
+                    break;
+                }
                 (None, Key::Char('d' | 'D')) => return Answer::Deny { reason: None },
                 (None, Key::Char('r' | 'R')) => {
                     reason = Some(String::new());
@@ -487,7 +511,7 @@ fn read_answer(tty: &mut Tty, req: &Request<'_>, deadline: Instant) -> Answer {
                 (None, Key::Char('e' | 'E')) => {
                     let trace = (req.explain)().replace('\n', "\r\n");
                     tty.write(&format!("\r\x1b[K\r\n{trace}\r\n"));
-                    tty.write(&choices(req, tty.width()));
+                    tty.write(&choices(req, tty.width(), !always_withdrawn));
                     shown_secs = u64::MAX;
                 }
                 (None, _) => {}
@@ -561,6 +585,19 @@ pub fn choose(text: &str, accept: &[char], timeout: Duration) -> Result<Option<c
         .as_str(),
     );
     Ok(chosen)
+}
+
+/// Shows `text` on the terminal and asks for a fresh random code to be typed back: the
+/// confirmation for decisions that outlast the command (`trust`, `approve`). Returns whether
+/// the code matched; any other key, Esc, Ctrl-C, a signal or the timeout cancels.
+pub fn confirm_with_code(text: &str, timeout: std::time::Duration) -> Result<bool, NoTerminal> {
+    let deadline = Instant::now() + timeout;
+    let Some((_lock, mut tty)) = Tty::start(deadline)? else { return Ok(false) };
+    let code = code::new_code();
+    let text = format!("{}type the code {code} to confirm (anything else cancels): ", text.replace('\n', "\r\n"));
+    let typed = code::read_code(&mut tty, &text, &code, deadline);
+    tty.write(if typed == Typed::Matched { "\r\n" } else { "\r\ncancelled\r\n" });
+    Ok(typed == Typed::Matched)
 }
 
 fn keys_match(c: char, keys: &[char]) -> Option<char> {

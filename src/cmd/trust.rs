@@ -62,9 +62,11 @@ pub fn trust(_global: &Global, file: Option<&Path>) -> Result<u8> {
     for l in &loosening {
         summary.push_str(&format!("    {}\n", escape(l)));
     }
-    summary.push_str("Trust exactly this content? [y to trust, any other key cancels] ");
-    match crate::prompt::choose(&summary, &['y'], Duration::from_secs(300)) {
-        Ok(Some('y')) => {
+    summary.push_str("Trust exactly this content? ");
+    // A key pushed into the terminal by another process must not trust a file: the person types
+    // back a code only the screen shows.
+    match crate::prompt::confirm_with_code(&summary, Duration::from_secs(300)) {
+        Ok(true) => {
             let mut store = Store::open()?;
             // The bytes must be the ones just shown: reread under the lock.
             if std::fs::read(&path)? != text.as_bytes() {
@@ -74,7 +76,7 @@ pub fn trust(_global: &Global, file: Option<&Path>) -> Result<u8> {
             println!("trusted {shown}");
             Ok(0)
         }
-        Ok(_) => {
+        Ok(false) => {
             println!("not trusted: {shown}");
             Ok(DECLINED)
         }

@@ -10,6 +10,7 @@ mod env;
 mod grants;
 mod hook;
 mod init;
+mod inject;
 mod layering;
 mod man_page;
 mod packs_doc;
