@@ -139,7 +139,14 @@ pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
         let mut source = Source::new(layer, shown.clone(), true);
         let loosens = if layer.needs_trust() { loosening(&items, &settings) } else { Vec::new() };
         if !loosens.is_empty() {
-            let state = crate::trust::lookup(&path, text.as_bytes()).unwrap_or(TrustState::Never);
+            // Records that cannot be read trust nothing (fail closed), and say so once.
+            let state = crate::trust::lookup(&path, text.as_bytes()).unwrap_or_else(|e| {
+                let damaged = format!("{e:#}");
+                if !notices.contains(&damaged) {
+                    notices.push(damaged);
+                }
+                TrustState::Never
+            });
             source.trust = Some(state);
             if state != TrustState::Trusted {
                 notices.push(untrusted_notice(&path, state, loosens.len()));
