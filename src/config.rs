@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::rules::compile::{self, FileItems};
-use crate::rules::{Layer, Policy, Rule, Settings, Source};
+use crate::rules::{AllowContext, Layer, Policy, Rule, Settings, Source, schema};
 use crate::state::human_duration;
 use crate::trust::TrustState;
 
@@ -99,6 +99,7 @@ pub fn source_paths(cwd: &Path, extra: &[PathBuf]) -> Vec<(Layer, PathBuf)> {
 pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
     let mut rules = compile::builtin_rules();
     let mut allows = Vec::new();
+    let mut contexts_in_force = Vec::new();
     let mut settings = Settings::default();
     let mut sources = vec![Source::new(Layer::Builtin, "rules/*.toml (compiled in)".into(), true)];
     let mut disables = Vec::new();
@@ -121,6 +122,7 @@ pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
             )));
         }
         let mut items: FileItems = compile::parse_file(&shown, &text, layer)?;
+        let mut contexts = allow_contexts(&shown, &text)?;
         if let Some(sh) = &items.settings.shell {
             // The shell decides what `-c STRING` means; cmdguard analyses the text as POSIX shell.
             // A project file or a --rules file (which an agent can write or name) must not swap
@@ -151,6 +153,7 @@ pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
             if state != TrustState::Trusted {
                 notices.push(untrusted_notice(&path, state, loosens.len()));
                 items.allows.clear();
+                contexts.clear();
                 items.disable.clear();
                 items.settings.timeout = items.settings.timeout.map(|t| t.min(settings.timeout));
                 items.settings.session_ttl = items.settings.session_ttl.map(|t| t.min(settings.session_ttl));
@@ -161,6 +164,8 @@ pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
             disables.push((d, shown.clone()));
         }
         rules.extend(items.rules);
+        contexts.resize(items.allows.len(), AllowContext::Top);
+        contexts_in_force.extend(contexts);
         allows.extend(items.allows);
         sources.push(source);
     }
@@ -168,7 +173,25 @@ pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
     apply_disables(&mut rules, &disables);
     let mut policy = Policy::new(rules, allows, settings, sources);
     policy.notices = notices;
+    policy.allow_contexts = contexts_in_force;
     Ok(policy)
+}
+
+/// Where each `[[allow]]` entry of a file applies, in the order of its entries (`context`, which
+/// `rules::compile` passes over). The text has parsed once already, so only the field is checked.
+pub fn allow_contexts(shown: &str, text: &str) -> Result<Vec<AllowContext>, ConfigError> {
+    let raw: schema::RuleFile =
+        toml::from_str(text).map_err(|e| ConfigError::new(format!("rules file {shown}: {}", e.message())))?;
+    raw.allows
+        .iter()
+        .map(|a| match &a.context {
+            None => Ok(AllowContext::Top),
+            Some(c) => AllowContext::parse(c.get_ref()).map_err(|why| {
+                let (line, col) = schema::line_col(text, c.span().start);
+                ConfigError::new(format!("rules file {shown}, line {line}, column {col}: {why}"))
+            }),
+        })
+        .collect()
 }
 
 /// A rules file's text, or `None` if there is none. It is opened without blocking and must be a
@@ -222,9 +245,15 @@ pub fn trusted_settings() -> Result<Settings, ConfigError> {
 
 /// What a file loosens, one line per item, given the settings of the layers below it.
 pub fn loosening(items: &FileItems, below: &Settings) -> Vec<String> {
+    loosening_at(items, &[], below)
+}
+
+/// `loosening`, with where each allow entry applies (`contexts`, by index) shown for review.
+pub fn loosening_at(items: &FileItems, contexts: &[AllowContext], below: &Settings) -> Vec<String> {
     let mut out = Vec::new();
-    for a in &items.allows {
-        out.push(format!("line {}: allow {}", a.origin.line, a.describe()));
+    for (i, a) in items.allows.iter().enumerate() {
+        let context = contexts.get(i).and_then(AllowContext::written).map(|c| format!(" (context = {c:?})"));
+        out.push(format!("line {}: allow {}{}", a.origin.line, a.describe(), context.unwrap_or_default()));
     }
     for (name, line, _) in &items.disable {
         out.push(format!("line {line}: disable {name:?}"));

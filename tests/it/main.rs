@@ -4,6 +4,7 @@
 mod approval;
 mod check;
 mod completions;
+mod context;
 mod corpus;
 mod doctor;
 mod env;
