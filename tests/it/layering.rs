@@ -45,8 +45,9 @@ fn a_broken_project_file_stops_cmdguard_in_every_directory_below_it() {
     std::fs::create_dir_all(t.project.join("sub/deeper")).unwrap();
     let file = t.project.join("sub/.cmdguard.toml");
     let fifo = std::ffi::CString::new(file.to_str().unwrap()).unwrap();
-    let odd: [(&str, &dyn Fn()); 4] = [
+    let odd: [(&str, &dyn Fn()); 5] = [
         ("is empty", &|| std::fs::write(&file, " \n").unwrap()),
+        ("cannot read it", &|| std::os::unix::fs::symlink(".cmdguard.toml", &file).unwrap()),
         ("not a regular file", &|| std::fs::create_dir(&file).unwrap()),
         // SAFETY: a valid C string path.
         ("not a regular file", &|| assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0)),
@@ -63,6 +64,15 @@ fn a_broken_project_file_stops_cmdguard_in_every_directory_below_it() {
         // Above it, it is not in the way.
         assert_eq!(code(&t.run(["-c", "true"])), 0);
         let _ = std::fs::remove_dir(&file).or_else(|_| std::fs::remove_file(&file));
+    }
+    // A file you may not read (root reads every file, so this needs another user).
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        std::fs::write(&file, OUTER).unwrap();
+        std::fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o000)).unwrap();
+        let o = t.command(["-c", "true"]).current_dir(t.project.join("sub/deeper")).output().unwrap();
+        assert_eq!(code(&o), 78, "{}", stderr(&o));
+        assert!(stderr(&o).contains("cannot read it"), "{}", stderr(&o));
     }
 }
 
