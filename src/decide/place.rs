@@ -117,6 +117,16 @@ fn script_place(i: usize, k: usize, chains: &[Vec<&str>], places: &[Vec<String>]
     }
 }
 
+/// Whether removed wrapper text holds an assignment (`NAME=value`, not an `--option=value`).
+fn sets_variables(text: &str) -> bool {
+    text.split(' ').skip(1).any(|w| {
+        w.split_once('=').is_some_and(|(name, _)| {
+            name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+    })
+}
+
 /// The steps a segment's own wrappers and git options add.
 fn own_steps(seg: &Segment) -> Vec<String> {
     let mut steps = Vec::new();
@@ -124,7 +134,8 @@ fn own_steps(seg: &Segment) -> Vec<String> {
     let mut removed = seg.notes.iter().filter_map(|n| n.strip_prefix("unwrapped `")?.strip_suffix('`'));
     for w in &seg.wrappers {
         let text = removed.next();
-        if NEUTRAL.contains(&w.as_str()) {
+        // A neutral wrapper that sets variables (`time GIT_DIR=/x …`) changes the environment.
+        if NEUTRAL.contains(&w.as_str()) && !text.is_some_and(sets_variables) {
             continue;
         }
         let step = match text.and_then(|t| t.split_once(' ').map(|(p, rest)| (p, Some(rest))).or(Some((t, None)))) {
@@ -186,6 +197,8 @@ mod tests {
             ("git --git-dir=/x --no-pager push --force origin main", "git --git-dir=/x"),
             ("git --no-pager push --force origin main", ""),
             ("env GIT_DIR=/x git push --force origin main", "env GIT_DIR=/x"),
+            ("time GIT_DIR=/x git push --force origin main", "time GIT_DIR=/x"),
+            ("timeout --signal=KILL 5 git push --force origin main", ""),
             ("bash -c 'git push --force origin main'", "bash -c"),
             // The carrier's wrappers reach what it carries; a substitution's do not.
             ("sudo bash -c 'git push --force origin main'", "sudo › bash -c"),
