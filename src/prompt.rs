@@ -39,6 +39,8 @@ pub struct Request<'a> {
     pub notices: &'a [String],
     /// Why `always` is not offered, if it is not.
     pub no_always: Option<&'a str>,
+    /// Where the allow entries of `always` would apply, when not at top level (`ssh prod`).
+    pub always_at: Option<&'a str>,
     pub timeout: Duration,
     /// The engine's analysis trace, for `e`.
     pub explain: &'a dyn Fn() -> String,
@@ -269,6 +271,8 @@ fn render(req: &Request<'_>, width: usize) -> String {
     }
     if let Some(why) = req.no_always {
         field(&mut out, "always", &format!("not offered: {why}"), width);
+    } else if let Some(at) = req.always_at {
+        field(&mut out, "always", &format!("covers this command only where it runs: {}", escape(at)), width);
     }
     out.push_str(&choices(req, width, true));
     out

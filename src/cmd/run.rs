@@ -164,6 +164,7 @@ fn ask(inv: &Invocation<'_>, policy: &Policy, analysis: &Analysis, decision: &De
         concerns: decision.concerns.iter().map(|c| (c.id.to_string(), c.detail.clone())).collect(),
         notices: &policy.notices,
         no_always,
+        always_at: entries.iter().find(|e| !e.place.is_empty()).map(|e| e.place.as_str()),
         timeout: Duration::from_secs(policy.settings.timeout),
         explain: &explain,
     };

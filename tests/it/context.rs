@@ -58,7 +58,8 @@ fn an_entry_names_its_place_or_any() {
 fn always_records_the_place_it_was_answered_at() {
     let t = env_with_rules();
     let mut a = Asking::start(&t, &["-c", "env X=1 touch ran"]);
-    a.wait_prompt();
+    let screen = a.wait_prompt();
+    assert!(screen.contains("covers this command only where it runs: env X=1"), "{screen}");
     let f = a.answer_always();
     assert_eq!(f.code, 0, "{}", f.stderr);
     assert!(f.screen.contains("at the same place (env X=1)"), "{}", f.screen);
