@@ -16,6 +16,13 @@ use crate::rules::Layer;
 use crate::rules::compile;
 use crate::trust::{Store, TrustState};
 
+/// One allow entry to write: a unit's text and the place it runs at (empty: top level).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub command: String,
+    pub place: String,
+}
+
 /// What `add` did.
 pub struct Added {
     pub file: PathBuf,
@@ -28,8 +35,14 @@ pub struct Added {
 const HEADER: &str = "# cmdguard rules for this project: see `cmdguard rules path` and docs/rules.md.\n\
 # Allow entries (and disables) here apply only while you trust this exact file: `cmdguard trust`.\n";
 
-/// Appends one allow entry per text in `commands` to the project's rules file.
+/// Appends one top-level allow entry per text in `commands` to the project's rules file.
 pub fn add(cwd: &Path, commands: &[String], note: &str) -> Result<Added> {
+    let entries: Vec<Entry> = commands.iter().map(|c| Entry { command: c.clone(), place: String::new() }).collect();
+    add_entries(cwd, &entries, note)
+}
+
+/// Appends `entries` to the project's rules file, each with the `context` it was answered in.
+pub fn add_entries(cwd: &Path, commands: &[Entry], note: &str) -> Result<Added> {
     let file = config::find_project_file(cwd).unwrap_or_else(|| config::project_root(cwd).join(PROJECT_FILE));
     // A link could point anywhere, your own rules.toml included, where an allow entry would be
     // trusted by location and apply to every project.
@@ -66,32 +79,46 @@ pub fn add(cwd: &Path, commands: &[String], note: &str) -> Result<Added> {
     Ok(Added { file, new_entries, trusted })
 }
 
-fn append_entries(doc: &mut DocumentMut, commands: &[String], note: &str) -> Result<usize> {
+fn append_entries(doc: &mut DocumentMut, entries: &[Entry], note: &str) -> Result<usize> {
     let item = doc.entry("allow").or_insert(Item::ArrayOfTables(ArrayOfTables::new()));
-    let existing = |item: &Item, c: &str| -> bool {
+    // The same command at the same place is one entry; at another place it is another.
+    let same = |command: Option<&str>, context: Option<&str>, e: &Entry| {
+        command == Some(e.command.as_str()) && context.unwrap_or("top") == context_of(e).unwrap_or("top")
+    };
+    let existing = |item: &Item, e: &Entry| -> bool {
         match item {
-            Item::ArrayOfTables(a) => a.iter().any(|t| t.get("command").and_then(|v| v.as_str()) == Some(c)),
+            Item::ArrayOfTables(a) => a
+                .iter()
+                .any(|t| same(t.get("command").and_then(|v| v.as_str()), t.get("context").and_then(|v| v.as_str()), e)),
             Item::Value(v) => v.as_array().is_some_and(|a| {
-                a.iter().any(|e| e.as_inline_table().and_then(|t| t.get("command")).and_then(|v| v.as_str()) == Some(c))
+                a.iter().filter_map(|x| x.as_inline_table()).any(|t| {
+                    same(t.get("command").and_then(|v| v.as_str()), t.get("context").and_then(|v| v.as_str()), e)
+                })
             }),
             _ => false,
         }
     };
     let mut n = 0;
-    for c in commands {
-        if existing(item, c) {
+    for e in entries {
+        if existing(item, e) {
             continue;
         }
         match item {
             Item::ArrayOfTables(a) => {
                 let mut t = Table::new();
-                t.insert("command", value(c.as_str()));
+                t.insert("command", value(e.command.as_str()));
+                if let Some(c) = context_of(e) {
+                    t.insert("context", value(c));
+                }
                 t.decor_mut().set_prefix(format!("\n# {}\n", note.replace(['\n', '\r'], " ")));
                 a.push(t);
             }
             Item::Value(v) if v.is_array() => {
                 let mut t = toml_edit::InlineTable::new();
-                t.insert("command", c.as_str().into());
+                t.insert("command", e.command.as_str().into());
+                if let Some(c) = context_of(e) {
+                    t.insert("context", c.into());
+                }
                 v.as_array_mut().expect("checked above").push(t);
             }
             _ => bail!("`allow` in this file is not a list of entries"),
@@ -99,6 +126,11 @@ fn append_entries(doc: &mut DocumentMut, commands: &[String], note: &str) -> Res
         n += 1;
     }
     Ok(n)
+}
+
+/// The `context` an entry is written with: none at top level (the default).
+fn context_of(e: &Entry) -> Option<&str> {
+    (!e.place.is_empty()).then_some(e.place.as_str())
 }
 
 #[cfg(test)]
@@ -109,15 +141,24 @@ mod tests {
     fn entries_keep_comments_and_are_not_repeated() {
         let text = "# keep me\ndisable = [] # and me\n\n[[rule]]\nid = \"deploy.prod\" # mine\naction = \"ask\"\npattern = 'make deploy'\nreason = \"deploys\"\n";
         let mut doc: DocumentMut = text.parse().unwrap();
-        assert_eq!(append_entries(&mut doc, &["git push --force".into()], "added by a test").unwrap(), 1);
-        assert_eq!(append_entries(&mut doc, &["git push --force".into()], "again").unwrap(), 0);
+        let top = |c: &str| Entry { command: c.into(), place: String::new() };
+        assert_eq!(append_entries(&mut doc, &[top("git push --force")], "added by a test").unwrap(), 1);
+        assert_eq!(append_entries(&mut doc, &[top("git push --force")], "again").unwrap(), 0);
+        let remote = Entry { command: "git push --force".into(), place: "ssh prod".into() };
+        assert_eq!(
+            append_entries(&mut doc, std::slice::from_ref(&remote), "remote").unwrap(),
+            1,
+            "another place, another entry"
+        );
+        assert_eq!(append_entries(&mut doc, &[remote], "again").unwrap(), 0);
         let out = doc.to_string();
         assert!(out.starts_with(text), "{out}");
         assert!(out.contains("# added by a test\n[[allow]]\ncommand = \"git push --force\"\n"), "{out}");
+        assert!(out.contains("command = \"git push --force\"\ncontext = \"ssh prod\"\n"), "{out}");
         compile::parse_file("t", &out, Layer::Project).unwrap();
 
         let mut inline: DocumentMut = "allow = [{ command = \"a\" }]\n".parse().unwrap();
-        append_entries(&mut inline, &["b \"quoted\"".into()], "x").unwrap();
+        append_entries(&mut inline, &[top("b \"quoted\"")], "x").unwrap();
         let items = compile::parse_file("t", &inline.to_string(), Layer::Project).unwrap();
         assert_eq!(items.allows.len(), 2);
         assert_eq!(items.allows[1].command.as_deref(), Some("b \"quoted\""));

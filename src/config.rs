@@ -1,11 +1,12 @@
 //! Where rules files live and how they layer: built-in packs ⊕ `/etc/cmdguard/rules.toml` ⊕ the
-//! user's `rules.toml` ⊕ the nearest `.cmdguard.toml` walking up ⊕ `--rules FILE`. The result is
-//! one `Policy`. Any error here is a configuration error: the command does not run (exit 78).
+//! user's `rules.toml` ⊕ every `.cmdguard.toml` from the outermost directory above the working
+//! directory down to it ⊕ `--rules FILE`. The result is one `Policy`. Any error here is a
+//! configuration error: the command does not run (exit 78).
 
 use std::path::{Path, PathBuf};
 
 use crate::rules::compile::{self, FileItems};
-use crate::rules::{Layer, Policy, Rule, Settings, Source};
+use crate::rules::{AllowContext, Layer, Policy, Rule, Settings, Source, schema};
 use crate::state::human_duration;
 use crate::trust::TrustState;
 
@@ -35,9 +36,20 @@ pub fn user_config_dir() -> Option<PathBuf> {
     directories::ProjectDirs::from("", "", "cmdguard").map(|d| d.config_dir().to_path_buf())
 }
 
-/// The nearest `.cmdguard.toml` in `cwd` or a parent.
+/// The nearest `.cmdguard.toml` in `cwd` or a parent: the file `trust` and "always" act on.
 pub fn find_project_file(cwd: &Path) -> Option<PathBuf> {
     cwd.ancestors().map(|d| d.join(PROJECT_FILE)).find(|p| p.is_file())
+}
+
+/// Every `.cmdguard.toml` in `cwd` and the directories above it, outermost first: each adds its
+/// restrictions, so a file nearer the working directory can add rules but never hide the ones
+/// above it. Anything by that name counts, whatever it is (a directory, a FIFO, a dangling link):
+/// loading then fails on it rather than skipping it.
+pub fn project_files(cwd: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> =
+        cwd.ancestors().map(|d| d.join(PROJECT_FILE)).filter(|p| std::fs::symlink_metadata(p).is_ok()).collect();
+    files.reverse();
+    files
 }
 
 /// The project a working directory belongs to: the nearest directory, walking up, that holds a
@@ -75,9 +87,9 @@ pub fn source_paths(cwd: &Path, extra: &[PathBuf]) -> Vec<(Layer, PathBuf)> {
     if let Some(dir) = user_config_dir() {
         out.push((Layer::User, dir.join("rules.toml")));
     }
-    match find_project_file(cwd) {
-        Some(p) => out.push((Layer::Project, p)),
-        None => out.push((Layer::Project, cwd.join(PROJECT_FILE))),
+    match project_files(cwd) {
+        files if files.is_empty() => out.push((Layer::Project, cwd.join(PROJECT_FILE))),
+        files => out.extend(files.into_iter().map(|p| (Layer::Project, p))),
     }
     out.extend(extra.iter().map(|p| (Layer::Cli, p.clone())));
     out
@@ -87,6 +99,7 @@ pub fn source_paths(cwd: &Path, extra: &[PathBuf]) -> Vec<(Layer, PathBuf)> {
 pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
     let mut rules = compile::builtin_rules();
     let mut allows = Vec::new();
+    let mut contexts_in_force = Vec::new();
     let mut settings = Settings::default();
     let mut sources = vec![Source::new(Layer::Builtin, "rules/*.toml (compiled in)".into(), true)];
     let mut disables = Vec::new();
@@ -101,7 +114,15 @@ pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
             }
             None => return Err(ConfigError::new(format!("rules file {shown}: cannot read it: it does not exist"))),
         };
+        if layer == Layer::Project && text.trim().is_empty() {
+            // An empty file is a mistake or a placeholder someone meant to fill: say so, rather
+            // than let it stand for rules that are not there.
+            return Err(ConfigError::new(format!(
+                "rules file {shown}: the file is empty; write rules in it (see `cmdguard init`) or delete it"
+            )));
+        }
         let mut items: FileItems = compile::parse_file(&shown, &text, layer)?;
+        let mut contexts = allow_contexts(&shown, &text)?;
         if let Some(sh) = &items.settings.shell {
             // The shell decides what `-c STRING` means; cmdguard analyses the text as POSIX shell.
             // A project file or a --rules file (which an agent can write or name) must not swap
@@ -120,11 +141,19 @@ pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
         let mut source = Source::new(layer, shown.clone(), true);
         let loosens = if layer.needs_trust() { loosening(&items, &settings) } else { Vec::new() };
         if !loosens.is_empty() {
-            let state = crate::trust::lookup(&path, text.as_bytes()).unwrap_or(TrustState::Never);
+            // Records that cannot be read trust nothing (fail closed), and say so once.
+            let state = crate::trust::lookup(&path, text.as_bytes()).unwrap_or_else(|e| {
+                let damaged = format!("{e:#}");
+                if !notices.contains(&damaged) {
+                    notices.push(damaged);
+                }
+                TrustState::Never
+            });
             source.trust = Some(state);
             if state != TrustState::Trusted {
                 notices.push(untrusted_notice(&path, state, loosens.len()));
                 items.allows.clear();
+                contexts.clear();
                 items.disable.clear();
                 items.settings.timeout = items.settings.timeout.map(|t| t.min(settings.timeout));
                 items.settings.session_ttl = items.settings.session_ttl.map(|t| t.min(settings.session_ttl));
@@ -135,6 +164,8 @@ pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
             disables.push((d, shown.clone()));
         }
         rules.extend(items.rules);
+        contexts.resize(items.allows.len(), AllowContext::Top);
+        contexts_in_force.extend(contexts);
         allows.extend(items.allows);
         sources.push(source);
     }
@@ -142,12 +173,31 @@ pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
     apply_disables(&mut rules, &disables);
     let mut policy = Policy::new(rules, allows, settings, sources);
     policy.notices = notices;
+    policy.allow_contexts = contexts_in_force;
     Ok(policy)
 }
 
+/// Where each `[[allow]]` entry of a file applies, in the order of its entries (`context`, which
+/// `rules::compile` passes over). The text has parsed once already, so only the field is checked.
+pub fn allow_contexts(shown: &str, text: &str) -> Result<Vec<AllowContext>, ConfigError> {
+    let raw: schema::RuleFile =
+        toml::from_str(text).map_err(|e| ConfigError::new(format!("rules file {shown}: {}", e.message())))?;
+    raw.allows
+        .iter()
+        .map(|a| match &a.context {
+            None => Ok(AllowContext::Top),
+            Some(c) => AllowContext::parse(c.get_ref()).map_err(|why| {
+                let (line, col) = schema::line_col(text, c.span().start);
+                ConfigError::new(format!("rules file {shown}, line {line}, column {col}: {why}"))
+            }),
+        })
+        .collect()
+}
+
 /// A rules file's text, or `None` if there is none. It is opened without blocking and must be a
-/// regular file: a FIFO or a device named like a rules file is a broken configuration, not a
-/// hang. (One open and one fstat, on every start: no separate stat first.)
+/// regular file: a FIFO, a directory or a device named like a rules file is a broken
+/// configuration, not a hang or a skip; so is a symbolic link to nothing. (One open and one
+/// fstat on every start; a stat only when the open finds nothing.)
 pub fn read_rules_file(path: &Path) -> Result<Option<String>, ConfigError> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
@@ -156,11 +206,23 @@ pub fn read_rules_file(path: &Path) -> Result<Option<String>, ConfigError> {
     let mut file =
         match std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC).open(path) {
             Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return match std::fs::read_link(path) {
+                    Ok(to) => Err(ConfigError::new(format!(
+                        "rules file {}: it is a symbolic link to {}, which does not exist; fix the link or delete it",
+                        shown(),
+                        to.display()
+                    ))),
+                    Err(_) => Ok(None),
+                };
+            }
             Err(e) => return Err(cannot(e)),
         };
     if !file.metadata().map_err(cannot)?.is_file() {
-        return Err(ConfigError::new(format!("rules file {}: not a regular file", shown())));
+        return Err(ConfigError::new(format!(
+            "rules file {}: not a regular file (a directory, FIFO or device); remove it or put rules in a file there",
+            shown()
+        )));
     }
     let mut text = String::new();
     file.read_to_string(&mut text).map_err(cannot)?;
@@ -183,9 +245,15 @@ pub fn trusted_settings() -> Result<Settings, ConfigError> {
 
 /// What a file loosens, one line per item, given the settings of the layers below it.
 pub fn loosening(items: &FileItems, below: &Settings) -> Vec<String> {
+    loosening_at(items, &[], below)
+}
+
+/// `loosening`, with where each allow entry applies (`contexts`, by index) shown for review.
+pub fn loosening_at(items: &FileItems, contexts: &[AllowContext], below: &Settings) -> Vec<String> {
     let mut out = Vec::new();
-    for a in &items.allows {
-        out.push(format!("line {}: allow {}", a.origin.line, a.describe()));
+    for (i, a) in items.allows.iter().enumerate() {
+        let context = contexts.get(i).and_then(AllowContext::written).map(|c| format!(" (context = {c:?})"));
+        out.push(format!("line {}: allow {}{}", a.origin.line, a.describe(), context.unwrap_or_default()));
     }
     for (name, line, _) in &items.disable {
         out.push(format!("line {line}: disable {name:?}"));

@@ -1,6 +1,9 @@
 //! Analysis × policy → verdict. Each unit (segment, pipeline, line) is judged on its own:
 //! deny > allow > ask > pass; the whole command takes the strictest unit. An allow entry covers
-//! only the unit it matches and never a deny. What the analysis could not read asks.
+//! only the unit it matches, at the place it was written for (`context`, see `place`), and never
+//! a deny. What the analysis could not read asks.
+
+pub mod place;
 
 use crate::rules::{Action, Policy, Target};
 use crate::shell::{Analysis, IssueKind};
@@ -100,6 +103,7 @@ pub fn decide(policy: &Policy, analysis: &Analysis) -> Decision {
     let mut hits = Vec::new();
     let mut candidates = Vec::new();
     let mut verdict = Verdict::Pass;
+    let places = if policy.allows.is_empty() { Vec::new() } else { place::segment_places(analysis) };
     let units = (0..analysis.segments.len())
         .map(|i| (Unit::Segment(i), Target::Segment))
         .chain((0..analysis.pipelines.len()).map(|i| (Unit::Pipeline(i), Target::Pipeline)))
@@ -123,7 +127,9 @@ pub fn decide(policy: &Policy, analysis: &Analysis) -> Decision {
         }
         let unit_verdict = if unit_hits.iter().any(|h| policy.rules[h.rule].action == Action::Deny) {
             Verdict::Deny
-        } else if let Some(a) = policy.allows.iter().position(|a| a.covers(text)) {
+        } else if let Some(a) = policy.allows.iter().enumerate().position(|(i, a)| {
+            a.covers(text) && policy.allow_context(i).covers(place::unit_place(analysis, &places, unit).as_deref())
+        }) {
             unit_hits.iter_mut().for_each(|h| h.allowed_by = Some(a));
             Verdict::Allow
         } else {

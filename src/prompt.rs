@@ -15,6 +15,11 @@ use std::time::{Duration, Instant};
 use crate::signals::{Trap, Woke};
 use crate::term::escape;
 
+mod code;
+mod keys;
+use code::Typed;
+use keys::{Key, keys};
+
 /// One rule as the prompt shows it.
 pub struct RuleLine {
     pub id: String,
@@ -34,6 +39,8 @@ pub struct Request<'a> {
     pub notices: &'a [String],
     /// Why `always` is not offered, if it is not.
     pub no_always: Option<&'a str>,
+    /// Where the allow entries of `always` would apply, when not at top level (`ssh prod`).
+    pub always_at: Option<&'a str>,
     pub timeout: Duration,
     /// The engine's analysis trace, for `e`.
     pub explain: &'a dyn Fn() -> String,
@@ -200,102 +207,6 @@ enum Event {
     Nothing,
 }
 
-/// A key, after escape sequences (arrows and the like) are taken apart.
-#[derive(Debug, PartialEq, Eq)]
-enum Key {
-    Char(char),
-    Byte(u8),
-    Enter,
-    Backspace,
-    CtrlC,
-    CtrlU,
-    /// An escape sequence or an Alt chord: ignored.
-    Other,
-}
-
-/// Splits input into keys. Escape sequences — arrows and function keys (CSI, SS3), terminal
-/// reports and strings (OSC, DCS, APC, PM, SOS, up to BEL or ST) — and Alt chords are one `Other`
-/// key each, so nothing inside them is read as an answer. Returns the keys, and how many bytes at
-/// the end belong to a sequence or character not complete yet: the caller keeps them and reads on.
-fn keys(input: &[u8]) -> (Vec<Key>, usize) {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < input.len() {
-        let b = input[i];
-        if b == 0x1b {
-            match escape_len(&input[i..]) {
-                Some(n) => {
-                    out.push(Key::Other);
-                    i += n;
-                    continue;
-                }
-                None => return (out, input.len() - i),
-            }
-        }
-        let key = match b {
-            b'\r' | b'\n' => Key::Enter,
-            0x7f | 0x08 => Key::Backspace,
-            0x03 => Key::CtrlC,
-            0x15 => Key::CtrlU,
-            0x00..=0x1f => Key::Byte(b),
-            _ => {
-                let width = utf8_width(b);
-                if i + width > input.len() {
-                    return (out, input.len() - i);
-                }
-                let key = match std::str::from_utf8(&input[i..i + width]) {
-                    Ok(s) => s.chars().next().map_or(Key::Other, Key::Char),
-                    Err(_) => Key::Other,
-                };
-                out.push(key);
-                i += width;
-                continue;
-            }
-        };
-        out.push(key);
-        i += 1;
-    }
-    (out, 0)
-}
-
-/// The length of a UTF-8 character from its first byte (1 for a byte that cannot start one).
-fn utf8_width(first: u8) -> usize {
-    match first {
-        0xc0..=0xdf => 2,
-        0xe0..=0xef => 3,
-        0xf0..=0xf7 => 4,
-        _ => 1,
-    }
-}
-
-/// The length of the escape sequence `s` starts with (at ESC), or `None` while it is incomplete.
-fn escape_len(s: &[u8]) -> Option<usize> {
-    let next = *s.get(1)?;
-    match next {
-        b'[' => s[2..].iter().position(|b| (0x40..=0x7e).contains(b)).map(|p| p + 3),
-        b'O' => {
-            let n = 2 + utf8_width(*s.get(2)?);
-            (s.len() >= n).then_some(n)
-        }
-        b']' | b'P' | b'_' | b'^' | b'X' => {
-            let mut j = 2;
-            while j < s.len() {
-                match s[j] {
-                    0x07 => return Some(j + 1),
-                    0x1b if s.get(j + 1) == Some(&b'\\') => return Some(j + 2),
-                    _ => j += 1,
-                }
-            }
-            None
-        }
-        // Alt and a key: one character after the ESC.
-        _ => {
-            let n = 1 + utf8_width(next);
-            (s.len() >= n).then_some(n)
-        }
-    }
-}
-
 /// Breaks `text` into lines of at most `width` characters, at spaces where it can, and never
 /// drops a character: a long command is wrapped, not truncated.
 pub fn wrap(text: &str, width: usize) -> Vec<String> {
@@ -360,18 +271,20 @@ fn render(req: &Request<'_>, width: usize) -> String {
     }
     if let Some(why) = req.no_always {
         field(&mut out, "always", &format!("not offered: {why}"), width);
+    } else if let Some(at) = req.always_at {
+        field(&mut out, "always", &format!("covers this command only where it runs: {}", escape(at)), width);
     }
-    out.push_str(&choices(req, width));
+    out.push_str(&choices(req, width, true));
     out
 }
 
-fn choices(req: &Request<'_>, width: usize) -> String {
+fn choices(req: &Request<'_>, width: usize, always: bool) -> String {
     let mut items = vec!["[o] once"];
     if req.session_key.is_some() {
         items.push("[s] this session");
     }
-    if req.no_always.is_none() {
-        items.push("[a] always");
+    if req.no_always.is_none() && always {
+        items.push("[a] always (asks for a code)");
     }
     items.extend(["[d] deny", "[r] deny with a reason", "[e] explain"]);
     let mut out = String::new();
@@ -438,6 +351,7 @@ pub fn ask(req: &Request<'_>) -> Result<Answer, NoTerminal> {
 
 fn read_answer(tty: &mut Tty, req: &Request<'_>, deadline: Instant) -> Answer {
     let mut reason: Option<String> = None;
+    let mut always_withdrawn = false;
     let mut shown_secs = u64::MAX;
     let mut pending: Vec<u8> = Vec::new();
     loop {
@@ -478,7 +392,27 @@ fn read_answer(tty: &mut Tty, req: &Request<'_>, deadline: Instant) -> Answer {
                 (_, Key::CtrlC) => return Answer::Deny { reason: None },
                 (None, Key::Char('o' | 'O')) => return Answer::Once,
                 (None, Key::Char('s' | 'S')) if req.session_key.is_some() => return Answer::Session,
-                (None, Key::Char('a' | 'A')) if req.no_always.is_none() => return Answer::Always,
+                (None, Key::Char('a' | 'A')) if req.no_always.is_none() && !always_withdrawn => {
+                    // An allow entry outlasts this command: the answer must come from someone
+                    // who can read the screen, not from keys pushed into the terminal.
+                    let code = code::new_code();
+                    let text = format!("\r\x1b[K  always: type the code {code} to confirm (Esc goes back): ");
+                    match code::read_code(tty, &text, &code, deadline) {
+                        Typed::Matched => return Answer::Always,
+                        Typed::Cancelled => return Answer::Deny { reason: None },
+                        Typed::Timeout => return Answer::Timeout,
+                        Typed::Interrupted(why) => return Answer::Interrupted(why),
+                        Typed::Wrong => {
+                            always_withdrawn = true;
+                            tty.write("\r\x1b[K  the code did not match, so `always` is no longer offered here\r\n");
+                        }
+                        Typed::Back => tty.write("\r\x1b[K\r\n"),
+                    }
+                    tty.write(&choices(req, tty.width(), !always_withdrawn));
+                    shown_secs = u64::MAX;
+                    // Whatever came with or after the code is not an answer to the choices.
+                    break;
+                }
                 (None, Key::Char('d' | 'D')) => return Answer::Deny { reason: None },
                 (None, Key::Char('r' | 'R')) => {
                     reason = Some(String::new());
@@ -487,7 +421,7 @@ fn read_answer(tty: &mut Tty, req: &Request<'_>, deadline: Instant) -> Answer {
                 (None, Key::Char('e' | 'E')) => {
                     let trace = (req.explain)().replace('\n', "\r\n");
                     tty.write(&format!("\r\x1b[K\r\n{trace}\r\n"));
-                    tty.write(&choices(req, tty.width()));
+                    tty.write(&choices(req, tty.width(), !always_withdrawn));
                     shown_secs = u64::MAX;
                 }
                 (None, _) => {}
@@ -563,6 +497,19 @@ pub fn choose(text: &str, accept: &[char], timeout: Duration) -> Result<Option<c
     Ok(chosen)
 }
 
+/// Shows `text` on the terminal and asks for a fresh random code to be typed back: the
+/// confirmation for decisions that outlast the command (`trust`, `approve`). Returns whether
+/// the code matched; any other key, Esc, Ctrl-C, a signal or the timeout cancels.
+pub fn confirm_with_code(text: &str, timeout: std::time::Duration) -> Result<bool, NoTerminal> {
+    let deadline = Instant::now() + timeout;
+    let Some((_lock, mut tty)) = Tty::start(deadline)? else { return Ok(false) };
+    let code = code::new_code();
+    let text = format!("{}type the code {code} to confirm (anything else cancels): ", text.replace('\n', "\r\n"));
+    let typed = code::read_code(&mut tty, &text, &code, deadline);
+    tty.write(if typed == Typed::Matched { "\r\n" } else { "\r\ncancelled\r\n" });
+    Ok(typed == Typed::Matched)
+}
+
 fn keys_match(c: char, keys: &[char]) -> Option<char> {
     let lower = c.to_ascii_lowercase();
     keys.contains(&lower).then_some(lower)
@@ -579,25 +526,6 @@ pub fn tell(text: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn keys_take_escape_sequences_apart() {
-        assert_eq!(keys(b"o").0, vec![Key::Char('o')]);
-        assert_eq!(keys(b"\x1b[A\x1b[1;5Cd").0, vec![Key::Other, Key::Other, Key::Char('d')]);
-        assert_eq!(keys(b"\x1bOPx").0, vec![Key::Other, Key::Char('x')]);
-        assert_eq!(keys(b"\x1b"), (vec![], 1));
-        assert_eq!(keys(b"\x03").0, vec![Key::CtrlC]);
-        assert_eq!(keys("é\r".as_bytes()).0, vec![Key::Char('é'), Key::Enter]);
-        // Alt chords and escapes before multi-byte characters are whole keys, never a panic.
-        assert_eq!(keys("\x1bé".as_bytes()), (vec![Key::Other], 0));
-        assert_eq!(keys("\x1bOéd".as_bytes()), (vec![Key::Other, Key::Char('d')], 0));
-        // A terminal report (OSC title, DCS) is not typed keys, whatever it holds.
-        assert_eq!(keys(b"\x1b]0;once\x07d").0, vec![Key::Other, Key::Char('d')]);
-        assert_eq!(keys(b"\x1bPoooo\x1b\\").0, vec![Key::Other]);
-        assert_eq!(keys(b"\x1b]2;oops"), (vec![], 8));
-        // A character split across reads waits for its other bytes.
-        assert_eq!(keys(&"é".as_bytes()[..1]), (vec![], 1));
-    }
 
     #[test]
     fn wrapping_keeps_every_character() {

@@ -4,12 +4,17 @@
 //! bytes are trusted. A record is sha256(path, NUL, content), kept in `trust.json` in the state
 //! directory, so any edit — by an agent or anyone — suspends the loosening until the user looks
 //! at the file again with `cmdguard trust`.
+//!
+//! A record binds the path it was made for. The directory part is resolved (the same project
+//! reached two ways is one project), the file's own name is not: a `.cmdguard.toml` that is a
+//! symbolic link to a file trusted elsewhere is a different path, with no trust of its own, so a
+//! project cannot borrow another project's trust by linking to its file.
 
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 use crate::state;
@@ -41,10 +46,14 @@ struct Entry {
     trusted_at: u64,
 }
 
-/// The name a file is recorded under: its canonical path (symlinks resolved), so the same file
-/// reached two ways has one record.
+/// The name a file is recorded under: its directory's canonical path and its own name, as given
+/// (a link is recorded as the link, never as what it points to).
 pub fn record_path(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()))
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    match (absolute.parent(), absolute.file_name()) {
+        (Some(dir), Some(name)) => std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()).join(name),
+        _ => absolute,
+    }
 }
 
 fn digest(path: &Path, content: &[u8]) -> String {
@@ -55,8 +64,12 @@ fn read_records(dir: &Path) -> Result<Records> {
     let path = dir.join(RECORDS);
     match state::read_optional(&path)? {
         None => Ok(Records { version: 1, ..Records::default() }),
-        Some(bytes) => serde_json::from_slice(&bytes)
-            .with_context(|| format!("{} is damaged; remove it and trust your project files again", path.display())),
+        Some(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+            anyhow::anyhow!(
+                "the trust records {shown} are damaged ({e}), so no rules file counts as trusted and their loosening is ignored; move the file away (mv {shown} {shown}.damaged) and trust your project files again with `cmdguard trust`",
+                shown = path.display()
+            )
+        }),
     }
 }
 
@@ -126,11 +139,7 @@ impl Store {
         if !carry_trust {
             return state::write_atomic(path, new, mode.unwrap_or(0o644));
         }
-        // The file may not exist yet, so its canonical name is its directory's plus its own.
-        let key = match path.parent().map(record_path) {
-            Some(dir) => dir.join(path.file_name().context("a rules file needs a name")?),
-            None => record_path(path),
-        };
+        let key = record_path(path);
         let name = key.display().to_string();
         let new_digest = digest(&key, new);
         let entry = self.records.files.entry(name.clone()).or_default();

@@ -30,8 +30,13 @@ pub fn trace(policy: &Policy, job: &Job, analysis: &Analysis, decision: &Decisio
         let _ = writeln!(out, "normalized:  {}", escape(line));
     }
     let _ = writeln!(out, "\nsegments (simple commands that would run):");
+    let places = crate::decide::place::segment_places(analysis);
     for (i, s) in analysis.segments.iter().enumerate() {
         let _ = writeln!(out, "  [{}] {}", i + 1, escape(&s.text));
+        // What an allow entry's `context` names to cover this segment.
+        if !places[i].is_empty() {
+            let _ = writeln!(out, "      place:    {}", escape(&places[i]));
+        }
         if !s.origin.is_empty() {
             let _ = writeln!(out, "      from:     {}", escape(&s.origin));
         }

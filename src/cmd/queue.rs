@@ -143,13 +143,7 @@ fn approve_inner(global: &Global, args: &ApproveArgs) -> Result<u8> {
         Some(Scope::Always) if !can_always => {
             bail!("--scope always cannot cover this command: cmdguard could not read all of it")
         }
-        Some(scope) => {
-            text.push_str(&format!("Approve ({})? [y confirms, any other key cancels] ", scope.name()));
-            match ask(&text, &['y'])? {
-                Some(_) => scope,
-                None => return cancelled(),
-            }
-        }
+        Some(scope) => scope,
         None => {
             let mut keys = vec!['o'];
             text.push_str("Approve how? [o] once");
@@ -162,14 +156,26 @@ fn approve_inner(global: &Global, args: &ApproveArgs) -> Result<u8> {
                 text.push_str("  [a] always");
             }
             text.push_str("  (any other key cancels) ");
-            match ask(&text, &keys)? {
+            let scope = match ask(&text, &keys)? {
                 Some('s') => Scope::Session,
                 Some('a') => Scope::Always,
                 Some(_) => Scope::Once,
                 None => return cancelled(),
-            }
+            };
+            text = String::new();
+            scope
         }
     };
+    // Approving runs a command an agent asked for: a key pushed into this terminal by another
+    // process must not do it, so the person types back a code only the screen shows.
+    text.push_str(&format!("Approve ({})? ", scope.name()));
+    let confirmed = match crate::prompt::confirm_with_code(&text, Duration::from_secs(120)) {
+        Ok(c) => c,
+        Err(crate::prompt::NoTerminal(why)) => bail!("cannot confirm on the terminal: {why}"),
+    };
+    if !confirmed {
+        return cancelled();
+    }
     finish(list.iter().map(|p| resolve(p, true, Some(scope), None, "approve")))
 }
 

@@ -18,7 +18,7 @@ use crate::rules::{Action, Policy};
 use crate::session::{self, Need};
 use crate::shell::Analysis;
 use crate::signals::Trap;
-use crate::{exit, state};
+use crate::{always, exit, state};
 
 /// One invocation's facts, for the audit log and the prompt.
 pub struct Invocation<'a> {
@@ -89,16 +89,19 @@ pub fn need(policy: &Policy, decision: &Decision, command: &str) -> Need {
     }
 }
 
-/// The texts an "always" answer writes as allow entries: each unit that asks.
-pub fn always_entries(policy: &Policy, analysis: &Analysis, decision: &Decision) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
+/// What an "always" answer writes as allow entries: each unit that asks, with the place it runs
+/// at (`None` when cmdguard cannot tell the place of one: then no entry can be written for it).
+pub fn always_entries(policy: &Policy, analysis: &Analysis, decision: &Decision) -> Option<Vec<always::Entry>> {
+    let places = crate::decide::place::segment_places(analysis);
+    let mut out: Vec<always::Entry> = Vec::new();
     for h in decision.hits.iter().filter(|h| h.allowed_by.is_none() && policy.rules[h.rule].action == Action::Ask) {
-        let text = unit_text(analysis, h.unit).to_string();
-        if !out.contains(&text) {
-            out.push(text);
+        let place = crate::decide::place::unit_place(analysis, &places, h.unit)?;
+        let entry = always::Entry { command: unit_text(analysis, h.unit).to_string(), place };
+        if !out.contains(&entry) {
+            out.push(entry);
         }
     }
-    out
+    Some(out)
 }
 
 /// The command a human can type to run this in their own terminal.
@@ -124,9 +127,12 @@ fn ask(inv: &Invocation<'_>, policy: &Policy, analysis: &Analysis, decision: &De
             Err(e) => eprintln!("cmdguard: warning: cannot read this session's grants, asking instead: {e:#}"),
         }
     }
-    let entries = always_entries(policy, analysis, decision);
+    let placed = always_entries(policy, analysis, decision);
+    let entries = placed.clone().unwrap_or_default();
     let no_always = if !decision.concerns.is_empty() {
         Some("cmdguard could not read all of this command, and an allow entry covers only what it can read")
+    } else if placed.is_none() {
+        Some("cmdguard cannot tell where part of this command runs, and an allow entry covers one place")
     } else if entries.is_empty() {
         Some("nothing here can be covered by an allow entry")
     } else {
@@ -152,6 +158,7 @@ fn ask(inv: &Invocation<'_>, policy: &Policy, analysis: &Analysis, decision: &De
         concerns: decision.concerns.iter().map(|c| (c.id.to_string(), c.detail.clone())).collect(),
         notices: &policy.notices,
         no_always,
+        always_at: entries.iter().find(|e| !e.place.is_empty()).map(|e| e.place.as_str()),
         timeout: Duration::from_secs(policy.settings.timeout),
         explain: &explain,
     };
@@ -220,7 +227,7 @@ fn wait_in_queue(
     policy: &Policy,
     decision: &Decision,
     need: Need,
-    entries: Vec<String>,
+    entries: Vec<always::Entry>,
 ) -> Result<u8> {
     let trap = Trap::install()?;
     let pid = std::process::id();
@@ -232,7 +239,13 @@ fn wait_in_queue(
         command: inv.command.clone(),
         rules: decision.rule_ids(policy).into_iter().map(String::from).collect(),
         need,
-        always: if decision.concerns.is_empty() { entries } else { Vec::new() },
+        // The queue keeps commands only: an entry from `approve --scope always` applies at top
+        // level, so it is offered only for what runs there.
+        always: if decision.concerns.is_empty() && entries.iter().all(|e| e.place.is_empty()) {
+            entries.into_iter().map(|e| e.command).collect()
+        } else {
+            Vec::new()
+        },
         pid,
         pid_start: queue::process_start(pid),
         created_ms: state::now_ms(),
@@ -304,7 +317,7 @@ fn wait_in_queue(
     }
 }
 
-fn persist_always(inv: &Invocation<'_>, entries: &[String]) {
+fn persist_always(inv: &Invocation<'_>, entries: &[always::Entry]) {
     let note = format!(
         "Added by cmdguard on {}: \"always\" at the approval prompt{}.",
         state::rfc3339(state::now()),
@@ -314,12 +327,16 @@ fn persist_always(inv: &Invocation<'_>, entries: &[String]) {
             .map(|k| format!(" (session {})", &state::key_hash(k)[..12]))
             .unwrap_or_default()
     );
-    match crate::always::add(&inv.cwd, entries, &note) {
+    match always::add_entries(&inv.cwd, entries, &note) {
         Ok(added) if added.trusted => prompt::tell(&format!(
-            "cmdguard: {} allow {} written to {}",
+            "cmdguard: {} allow {} written to {}{}",
             added.new_entries,
             if added.new_entries == 1 { "entry" } else { "entries" },
-            shown(&added.file)
+            shown(&added.file),
+            match entries.iter().find(|e| !e.place.is_empty()) {
+                Some(e) => format!(", for commands run at the same place ({})", crate::term::escape(&e.place)),
+                None => String::new(),
+            }
         )),
         Ok(added) => prompt::tell(&format!(
             "cmdguard: allow entry written to {}, but that file holds loosening you have not trusted, so it takes effect only after `cmdguard trust {}`",

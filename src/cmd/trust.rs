@@ -28,14 +28,31 @@ fn target(file: Option<&Path>) -> Result<PathBuf> {
     }
 }
 
+/// Which file `path` names now: the link itself and what it resolves to (device and inode), so a
+/// file replaced by another one with the same bytes is noticed too.
+fn identity(path: &Path) -> Option<(bool, u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let link = std::fs::symlink_metadata(path).ok()?.file_type().is_symlink();
+    let m = std::fs::metadata(path).ok()?;
+    Some((link, m.dev(), m.ino()))
+}
+
 pub fn trust(_global: &Global, file: Option<&Path>) -> Result<u8> {
     let path = target(file)?;
     let shown = escape(&path.display().to_string());
+    let seen = identity(&path);
     let Some(text) = config::read_rules_file(&path)? else { bail!("cannot read {shown}: it does not exist") };
     let items = compile::parse_file(&path.display().to_string(), &text, Layer::Project)?;
     let below = config::trusted_settings()?;
-    let loosening = config::loosening(&items, &below);
+    let contexts = config::allow_contexts(&path.display().to_string(), &text)?;
+    let loosening = config::loosening_at(&items, &contexts, &below);
     let mut summary = format!("cmdguard trust: {shown}\n");
+    if let Ok(to) = std::fs::read_link(&path) {
+        summary.push_str(&format!(
+            "  it is a symbolic link to {}; trust applies to it at this path only\n",
+            escape(&to.display().to_string())
+        ));
+    }
     let restrictions = items.rules.len();
     if restrictions > 0 {
         summary.push_str(&format!(
@@ -62,19 +79,26 @@ pub fn trust(_global: &Global, file: Option<&Path>) -> Result<u8> {
     for l in &loosening {
         summary.push_str(&format!("    {}\n", escape(l)));
     }
-    summary.push_str("Trust exactly this content? [y to trust, any other key cancels] ");
-    match crate::prompt::choose(&summary, &['y'], Duration::from_secs(300)) {
-        Ok(Some('y')) => {
+    summary.push_str("Trust exactly this content? ");
+    // A key pushed into the terminal by another process must not trust a file: the person types
+    // back a code only the screen shows.
+    match crate::prompt::confirm_with_code(&summary, Duration::from_secs(300)) {
+        Ok(true) => {
             let mut store = Store::open()?;
-            // The bytes must be the ones just shown: reread under the lock.
-            if std::fs::read(&path)? != text.as_bytes() {
-                bail!("{shown} changed while you were reviewing it; run `cmdguard trust` again");
+            // The file must be the one just shown, byte for byte: reread it under the lock, the
+            // way loading reads it (a FIFO swapped in is refused, not waited on).
+            let now = config::read_rules_file(&path)?;
+            if now.as_deref() != Some(text.as_str()) || identity(&path) != seen {
+                eprintln!(
+                    "cmdguard: {shown} was changed or replaced while you were reviewing it, so it was not trusted; run `cmdguard trust` again"
+                );
+                return Ok(DECLINED);
             }
             store.trust(&path, text.as_bytes())?;
             println!("trusted {shown}");
             Ok(0)
         }
-        Ok(_) => {
+        Ok(false) => {
             println!("not trusted: {shown}");
             Ok(DECLINED)
         }

@@ -282,6 +282,51 @@ impl Allow {
     }
 }
 
+/// Where an allow entry applies: a place is the chain of nested scripts and of wrappers that
+/// change user, host, environment or directory a command runs under (see `decide::place`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum AllowContext {
+    /// At top level only (an entry that says nothing).
+    #[default]
+    Top,
+    /// Anywhere.
+    Any,
+    /// Exactly this place (`ssh prod`, `sudo -u root › bash -c`).
+    At(String),
+}
+
+impl AllowContext {
+    pub fn parse(text: &str) -> Result<AllowContext, String> {
+        match text {
+            "top" => Ok(AllowContext::Top),
+            "any" => Ok(AllowContext::Any),
+            t if t.trim().is_empty() || t.trim() != t => Err(format!(
+                "`context = {t:?}`: write \"top\", \"any\", or a place as `cmdguard explain` shows it, like \"ssh prod\""
+            )),
+            t => Ok(AllowContext::At(t.to_string())),
+        }
+    }
+
+    /// Whether an entry with this context covers a unit at `place` (`None`: a place cmdguard
+    /// cannot tell, which only `any` covers).
+    pub fn covers(&self, place: Option<&str>) -> bool {
+        match self {
+            AllowContext::Any => true,
+            AllowContext::Top => place == Some(""),
+            AllowContext::At(at) => place == Some(at.as_str()),
+        }
+    }
+
+    /// The context as an entry writes it; `None` for top level, which an entry need not write.
+    pub fn written(&self) -> Option<&str> {
+        match self {
+            AllowContext::Top => None,
+            AllowContext::Any => Some("any"),
+            AllowContext::At(at) => Some(at),
+        }
+    }
+}
+
 /// Settings after layering.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -341,13 +386,20 @@ pub struct Policy {
     pub sources: Vec<Source>,
     /// One line each about files whose loosening is ignored (not trusted, or changed since).
     pub notices: Vec<String>,
+    /// Where each of `allows` applies, by index; an entry with none here applies at top level.
+    pub allow_contexts: Vec<AllowContext>,
     prefilter: Prefilter,
 }
 
 impl Policy {
     pub fn new(rules: Vec<Rule>, allows: Vec<Allow>, settings: Settings, sources: Vec<Source>) -> Policy {
         let prefilter = Prefilter::new(&rules);
-        Policy { rules, allows, settings, sources, notices: Vec::new(), prefilter }
+        Policy { rules, allows, settings, sources, notices: Vec::new(), allow_contexts: Vec::new(), prefilter }
+    }
+
+    /// Where allow entry `i` applies.
+    pub fn allow_context(&self, i: usize) -> &AllowContext {
+        self.allow_contexts.get(i).unwrap_or(&AllowContext::Top)
     }
 
     /// Indexes of the rules for `target` that could match `text`, in rule order, into `out`

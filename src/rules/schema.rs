@@ -99,6 +99,11 @@ pub struct RawAllow {
     pub pattern: Option<Spanned<String>>,
     #[serde(default)]
     pub reason: Option<String>,
+    /// Where the entry applies: `"top"` (the default: at top level, under no wrapper that changes
+    /// user, host, environment or directory), `"any"`, or one place as `explain` names it
+    /// (`"ssh prod"`, `"sudo -u root"`, `"git -C /srv/app"`, joined by ` › ` when nested).
+    #[serde(default)]
+    pub context: Option<Spanned<String>>,
 }
 
 /// 1-based line and column of a byte offset in `text`.

@@ -86,6 +86,41 @@ impl Asking {
         self
     }
 
+    /// Waits for a code to type back (`always`, `trust`, `approve`) and types it, as a person
+    /// reading the screen does.
+    pub fn type_code(&mut self) -> &mut Asking {
+        let code = self.shown_code();
+        self.pty.send(&code);
+        self
+    }
+
+    /// Waits for a code and types a wrong one (a character of the code's alphabet that is not
+    /// the code's first).
+    pub fn type_wrong_code(&mut self) -> &mut Asking {
+        let code = self.shown_code();
+        self.pty.send(if code.starts_with('A') { "C" } else { "A" });
+        self
+    }
+
+    /// The code the terminal shows now (waiting for it).
+    pub fn shown_code(&mut self) -> String {
+        let screen = self.pty.expect("type the code ");
+        let at = screen.rfind("type the code ").unwrap() + "type the code ".len();
+        screen[at..at + 4].to_string()
+    }
+
+    /// Types the code shown, and waits for the process.
+    pub fn confirm(mut self) -> Finished {
+        self.type_code();
+        self.finish()
+    }
+
+    /// Answers `a` and types the code back.
+    pub fn answer_always(mut self) -> Finished {
+        self.key("a");
+        self.confirm()
+    }
+
     pub fn answer(mut self, k: &str) -> Finished {
         self.pty.send(k);
         self.finish()

@@ -61,7 +61,7 @@ fn healthy() -> TestEnv {
     t.write(".cmdguard.toml", PROJECT);
     let mut a = Asking::start(&t, &["trust"]);
     a.pty.expect("Trust exactly this content?");
-    assert_eq!(a.answer("y").code, 0);
+    assert_eq!(a.confirm().code, 0);
     t
 }
 

@@ -267,7 +267,7 @@ fn an_allow_entry_added_at_the_prompt_keeps_the_file_trusted_and_works() {
     init(&t);
     let mut a = crate::approval::Asking::start(&t, &["-c", "touch ran"]);
     a.wait_prompt();
-    let f = a.answer("a");
+    let f = a.answer_always();
     assert_eq!(f.code, 0, "{}", f.stderr);
     assert!(!f.screen.contains("takes effect only after"), "{}", f.screen);
     // The entry applies at once, and the init-written rules still ask.

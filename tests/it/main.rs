@@ -4,6 +4,7 @@
 mod approval;
 mod check;
 mod completions;
+mod context;
 mod corpus;
 mod doctor;
 mod env;
@@ -11,6 +12,8 @@ mod grants;
 mod hook;
 mod hook_failure;
 mod init;
+mod inject;
+mod layering;
 mod man_page;
 mod packs_doc;
 mod pty;

@@ -90,6 +90,38 @@ impl Pty {
         }
     }
 
+    /// Pushes `text` into the terminal's input from another process, with `ioctl(TIOCSTI)` on the
+    /// terminal opened by name: keys that look exactly like typed ones, from someone who cannot
+    /// see the screen. `Err` when the kernel refuses (`dev.tty.legacy_tiocsti = 0` for a process
+    /// without CAP_SYS_ADMIN).
+    pub fn inject(&self, text: &str) -> std::io::Result<()> {
+        let mut name = [0 as libc::c_char; 128];
+        // SAFETY: the buffer is valid for its length; slave is an open terminal.
+        let rc = unsafe { libc::ttyname_r(self.slave.as_raw_fd(), name.as_mut_ptr(), name.len()) };
+        assert_eq!(rc, 0, "ttyname_r");
+        let bytes = text.as_bytes().to_vec();
+        let mut injector = Command::new("/bin/true");
+        // SAFETY: between fork and exec only open, ioctl and close run, on buffers made before.
+        unsafe {
+            injector.pre_exec(move || {
+                let fd = libc::open(name.as_ptr(), libc::O_RDWR | libc::O_NOCTTY);
+                if fd < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                for b in &bytes {
+                    if libc::ioctl(fd, libc::TIOCSTI, b as *const u8) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                libc::close(fd);
+                Ok(())
+            });
+        }
+        let status = injector.status()?;
+        assert!(status.success(), "the injector failed: {status:?}");
+        Ok(())
+    }
+
     /// The terminal's modes, to check that cmdguard put them back.
     pub fn modes(&self) -> (u32, u32, u32, Vec<u8>) {
         // SAFETY: a zeroed termios is a valid out-parameter.

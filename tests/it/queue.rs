@@ -11,7 +11,7 @@ use crate::approval::{Asking, env_with_rules};
 use crate::env::{TestEnv, code, stderr, stdout};
 
 /// A wrapper with no terminal, waiting in the queue.
-fn waiter(t: &TestEnv, key: Option<&str>, command: &str) -> Child {
+pub fn waiter(t: &TestEnv, key: Option<&str>, command: &str) -> Child {
     let mut args = vec!["--no-tty", "wait"];
     if let Some(k) = key {
         args.extend(["--session-key", k]);
@@ -25,7 +25,7 @@ fn pending(t: &TestEnv) -> Vec<serde_json::Value> {
 }
 
 /// Waits until `n` requests are pending; returns them.
-fn wait_pending(t: &TestEnv, n: usize) -> Vec<serde_json::Value> {
+pub fn wait_pending(t: &TestEnv, n: usize) -> Vec<serde_json::Value> {
     let deadline = Instant::now() + Duration::from_secs(15);
     loop {
         let p = pending(t);
@@ -48,8 +48,17 @@ fn id_of(p: &[serde_json::Value], key: &str) -> String {
 /// Runs `approve`/`deny` at a terminal, answers `key`, returns (exit code, screen).
 fn decide_at_terminal(t: &TestEnv, args: &[&str], key: &str, env: &[(&str, &str)]) -> (i32, String) {
     let mut a = Asking::at_terminal(t, args, env);
-    a.pty.expect("any other key cancels");
-    let f = a.answer(key);
+    let f = if args[0] == "approve" && key == "y" {
+        a.confirm()
+    } else if args[0] == "approve" {
+        {
+            a.type_wrong_code();
+            a.finish()
+        }
+    } else {
+        a.pty.expect("cancels");
+        a.answer(key)
+    };
     (f.code, f.screen + &f.stderr)
 }
 
@@ -157,7 +166,14 @@ fn scope_keys_and_session_scope() {
     let mut a = Asking::at_terminal(&t, &["approve", "--session-key", "s-A"], &[]);
     let screen = a.pty.expect("any other key cancels");
     assert!(screen.contains("[o] once") && screen.contains("[s] for the session"), "{screen}");
-    assert_eq!(a.answer("s").code, 0);
+    assert_eq!(
+        {
+            a.key("s");
+            a.confirm()
+        }
+        .code,
+        0
+    );
     assert_eq!(finish(w).0, 0);
     // The grant belongs to s-A: the next command passes even with nobody to ask.
     assert_eq!(code(&t.run(["--session-key", "s-A", "-c", "touch b"])), 0);
@@ -195,9 +211,9 @@ fn two_approvers_at_once_decide_exactly_once() {
     let id = id_of(&wait_pending(&t, 1), "s-A");
     let mut x = Asking::at_terminal(&t, &["approve", &id, "--scope", "once"], &[]);
     let mut y = Asking::at_terminal(&t, &["deny", &id], &[]);
-    x.pty.expect("any other key cancels");
+    let code = x.shown_code();
     y.pty.expect("any other key cancels");
-    x.key("y");
+    x.key(&code);
     y.key("y");
     let (fx, fy) = (x.finish(), y.finish());
     let codes = [fx.code, fy.code];
@@ -339,10 +355,10 @@ fn an_answer_after_the_timeout_decides_nothing() {
     let w = waiter(&t, Some("s-A"), "touch a");
     let id = id_of(&wait_pending(&t, 1), "s-A");
     let mut a = Asking::at_terminal(&t, &["approve", &id, "--scope", "session"], &[]);
-    a.pty.expect("any other key cancels");
+    let code = a.shown_code();
     // The waiter gives up while the person is still reading.
     assert_eq!(finish(w).0, 77);
-    let f = a.answer("y");
+    let f = a.answer(&code);
     assert_eq!(f.code, 1, "{}", f.screen);
     assert!(f.screen.contains("already decided (timed out)"), "{}", f.screen);
     assert!(stdout(&t.run(["session", "list"])).contains("no session grants"));

@@ -9,12 +9,24 @@ use crate::env::{TestEnv, code, stderr, stdout};
 
 const PROJECT: &str = "# my project's rules\n\n[[rule]]   # deploys are ours\nid = \"deploy.prod\"\naction = \"ask\"\npattern = '^make deploy'\nreason = \"deploys to production\"\n";
 
-/// Runs `cmdguard trust` at a real terminal and answers `key`.
-fn trust(t: &TestEnv, key: &str) -> (i32, String) {
-    let mut a = Asking::start(t, &["trust"]);
+/// Runs `cmdguard trust ARGS` at a real terminal; types the code back when `confirm`, else a
+/// wrong one.
+pub fn trust_at(t: &TestEnv, args: &[&str], confirm: bool) -> (i32, String) {
+    let mut a = Asking::start(t, &[&["trust"], args].concat());
     let screen = a.pty.expect("Trust exactly this content?");
-    let f = a.answer(key);
-    (f.code, screen + &f.stdout)
+    let f = if confirm {
+        a.confirm()
+    } else {
+        {
+            a.type_wrong_code();
+            a.finish()
+        }
+    };
+    (f.code, screen + &f.stdout + &f.stderr)
+}
+
+fn trust(t: &TestEnv, key: &str) -> (i32, String) {
+    trust_at(t, &[], key == "y")
 }
 
 fn headless(t: &TestEnv, command: &str) -> i32 {
@@ -27,7 +39,7 @@ fn always_writes_an_entry_that_keeps_comments_and_applies_at_once() {
     t.write(".cmdguard.toml", PROJECT);
     let mut a = Asking::start(&t, &["-c", "touch ran"]);
     a.wait_prompt();
-    let f = a.answer("a");
+    let f = a.answer_always();
     assert_eq!(f.code, 0, "{}", f.stderr);
     assert!(f.screen.contains("1 allow entry written to"), "{}", f.screen);
     let text = std::fs::read_to_string(t.project.join(".cmdguard.toml")).unwrap();
@@ -71,6 +83,9 @@ fn always_creates_the_file_at_the_git_root() {
     let child = cmd.spawn().unwrap();
     pty.expect("left, then deny");
     pty.send("a");
+    let screen = pty.expect("type the code ");
+    let at = screen.rfind("type the code ").unwrap() + "type the code ".len();
+    pty.send(&screen[at..at + 4]);
     assert_eq!(child.wait_with_output().unwrap().status.code(), Some(0));
     let text = std::fs::read_to_string(t.project.join(".cmdguard.toml")).expect("file at the git root");
     assert!(text.contains("command = \"touch ran\""), "{text}");
@@ -114,9 +129,7 @@ fn rules_files_from_the_command_line_need_trust_to_loosen() {
     let extra = t.write("extra.toml", "[[allow]]\npattern = '^touch '\n");
     let extra = extra.to_str().unwrap();
     assert_eq!(code(&t.run(["--rules", extra, "-c", "touch ran"])), 77);
-    let mut a = Asking::start(&t, &["trust", extra]);
-    a.pty.expect("Trust exactly this content?");
-    assert_eq!(a.answer("y").code, 0);
+    assert_eq!(trust_at(&t, &[extra], true).0, 0);
     assert_eq!(code(&t.run(["--rules", extra, "-c", "touch ran"])), 0);
 }
 
@@ -126,7 +139,7 @@ fn always_into_an_untrusted_file_does_not_trust_what_others_wrote() {
     t.write(".cmdguard.toml", "[[allow]]\npattern = '^echo x \\| tee'\n");
     let mut a = Asking::start(&t, &["-c", "touch ran"]);
     a.wait_prompt();
-    let f = a.answer("a");
+    let f = a.answer_always();
     assert_eq!(f.code, 0, "{}", f.stderr);
     assert!(f.screen.contains("takes effect only after `cmdguard trust"), "{}", f.screen);
     assert!(std::fs::read_to_string(t.project.join(".cmdguard.toml")).unwrap().contains("command = \"touch ran\""));
@@ -155,7 +168,7 @@ fn always_never_writes_through_a_link() {
     std::os::unix::fs::symlink(&user_rules, t.project.join(".cmdguard.toml")).unwrap();
     let mut a = Asking::start(&t, &["-c", "git push --force origin no-such-branch 2>/dev/null; true"]);
     a.wait_prompt();
-    let f = a.answer("a");
+    let f = a.answer_always();
     assert!(f.screen.contains("symbolic link"), "{}", f.screen);
     assert_eq!(std::fs::read_to_string(&user_rules).unwrap(), "# my own rules\n", "the user's rules were changed");
 }
