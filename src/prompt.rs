@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use crate::signals::{Trap, Woke};
 use crate::term::escape;
 
-mod code;
+pub mod code;
 mod keys;
 use code::Typed;
 use keys::{Key, keys};

@@ -1,5 +1,6 @@
 //! `cmdguard watch`: a full-screen, live view of every session's waiting commands. Arrow keys
-//! select; `o`/`s`/`a` approve the selected request (once, for its session, always), `d` denies,
+//! select; `o`/`s`/`a` approve the selected request (once, for its session, always) once the
+//! code shown is typed back, `d` denies,
 //! `r` denies with a reason typed for the agent, `e` shows the analysis; each decision is
 //! confirmed with `y`. `q` or Esc leaves. The terminal is restored on every exit, panics included.
 
@@ -47,11 +48,14 @@ impl Drop for Screen {
 /// What the bottom line is doing.
 enum Mode {
     Browse,
-    /// Waiting for `y` to approve (Some(scope)) or deny (None) the selected request.
+    /// Waiting for `y` to deny (scope None), or for the code to be typed back to approve
+    /// (Some(scope)): keys another process injects into the terminal cannot know the code.
     Confirm {
         id: String,
         scope: Option<Scope>,
         reason: Option<String>,
+        code: String,
+        typed: String,
     },
     /// Typing a reason for a denial.
     Reason {
@@ -92,9 +96,27 @@ pub fn run(_global: &Global) -> Result<u8> {
         let current = list.get(selected);
         mode = match mode {
             Mode::Text(_) => Mode::Browse,
-            Mode::Confirm { id, scope, reason } => {
+            Mode::Confirm { id, scope: Some(scope), reason, code, mut typed } => match key.code {
+                KeyCode::Char(c) if !ctrl_c => {
+                    typed.push(c.to_ascii_uppercase());
+                    if typed == code {
+                        status = decide(&list, &id, Some(scope), reason);
+                        Mode::Browse
+                    } else if code.starts_with(&typed) {
+                        Mode::Confirm { id, scope: Some(scope), reason, code, typed }
+                    } else {
+                        status = "not the code: cancelled".into();
+                        Mode::Browse
+                    }
+                }
+                _ => {
+                    status = "cancelled".into();
+                    Mode::Browse
+                }
+            },
+            Mode::Confirm { id, scope: None, reason, .. } => {
                 if key.code == KeyCode::Char('y') {
-                    status = decide(&list, &id, scope, reason);
+                    status = decide(&list, &id, None, reason);
                 } else {
                     status = "cancelled".into();
                 }
@@ -103,7 +125,7 @@ pub fn run(_global: &Global) -> Result<u8> {
             Mode::Reason { id, mut text } => match key.code {
                 KeyCode::Enter => {
                     let reason = Some(text.trim().to_string()).filter(|t| !t.is_empty());
-                    Mode::Confirm { id, scope: None, reason }
+                    Mode::Confirm { id, scope: None, reason, code: String::new(), typed: String::new() }
                 }
                 KeyCode::Esc => {
                     status = "cancelled".into();
@@ -147,10 +169,21 @@ pub fn run(_global: &Global) -> Result<u8> {
                         status = "cmdguard could not read all of that command: `a` is not available".into();
                         Mode::Browse
                     } else {
-                        Mode::Confirm { id: p.request.id.clone(), scope: Some(scope), reason: None }
+                        // Keys that arrived before the code is drawn cannot be an answer to it.
+                        while event::poll(Duration::ZERO).unwrap_or(false) {
+                            let _ = event::read();
+                        }
+                        let (code, typed) = (crate::prompt::code::new_code(), String::new());
+                        Mode::Confirm { id: p.request.id.clone(), scope: Some(scope), reason: None, code, typed }
                     }
                 }
-                (KeyCode::Char('d'), Some(p)) => Mode::Confirm { id: p.request.id.clone(), scope: None, reason: None },
+                (KeyCode::Char('d'), Some(p)) => Mode::Confirm {
+                    id: p.request.id.clone(),
+                    scope: None,
+                    reason: None,
+                    code: String::new(),
+                    typed: String::new(),
+                },
                 (KeyCode::Char('r'), Some(p)) => Mode::Reason { id: p.request.id.clone(), text: String::new() },
                 (KeyCode::Char('e'), Some(p)) => Mode::Text(explain(p)),
                 _ => Mode::Browse,
@@ -230,8 +263,8 @@ fn draw(list: &[Pending], selected: usize, mode: &Mode, status: &str) -> Result<
     }
     let bottom = match mode {
         Mode::Browse | Mode::Text(_) => status.to_string(),
-        Mode::Confirm { id, scope: Some(s), .. } => {
-            format!("approve {id} ({})? y confirms, any other key cancels", s.name())
+        Mode::Confirm { id, scope: Some(s), code, typed, .. } => {
+            format!("approve {id} ({})? type the code {code} to confirm, any other key cancels: {typed}", s.name())
         }
         Mode::Confirm { id, reason, .. } => format!(
             "deny {id}{}? y confirms, any other key cancels",

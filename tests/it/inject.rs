@@ -106,3 +106,37 @@ fn injected_keys_cannot_approve_a_waiting_command() {
     assert_eq!(o.status.code(), Some(0));
     assert!(t.exists("a"));
 }
+
+#[test]
+fn injected_keys_cannot_approve_from_watch() {
+    let t = env_with_rules();
+    let w = crate::queue::waiter(&t, Some("s-A"), "touch a");
+    crate::queue::wait_pending(&t, 1);
+    let mut watch = Asking::at_terminal(&t, &["watch"], &[]);
+    watch.pty.expect("touch a");
+    // `o`, pushed in by another process, asks for the code; the injector, which cannot see the
+    // screen, guesses wrong, and that cancels.
+    if !inject(&watch.pty, "o") {
+        watch.answer("q");
+        let _ = w.wait_with_output();
+        return;
+    }
+    let code = watch.shown_code();
+    assert!(inject(&watch.pty, if code.starts_with('A') { "C" } else { "A" }));
+    watch.pty.expect("not the code: cancelled");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(crate::queue::wait_pending(&t, 1).len(), 1, "an injected key approved the request");
+    // A person reading the new code approves it.
+    let shown = watch.pty.screen().matches("type the code ").count();
+    watch.key("o");
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    while watch.pty.screen().matches("type the code ").count() == shown {
+        assert!(std::time::Instant::now() < deadline, "watch never drew a new code");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    watch.type_code();
+    let o = w.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    assert!(t.exists("a"));
+    assert_eq!(watch.answer("q").code, 0);
+}
