@@ -32,7 +32,7 @@ fn list(global: &Global) -> Result<()> {
         for (hash, g) in &grants {
             let obj = json!({
                 "session": hash, "project": g.project, "rules": g.rules, "commands": g.commands,
-                "granted_at": g.granted_at, "last_used": g.last_used, "expires_at": g.last_used + ttl,
+                "granted_at": g.granted_at, "last_used": g.last_used, "expires_at": g.last_used.saturating_add(ttl),
             });
             println!("{obj}");
         }
@@ -45,7 +45,7 @@ fn list(global: &Global) -> Result<()> {
     println!("{:<14} {:<10} {:<10} PROJECT / GRANTED", "SESSION", "USED", "EXPIRES");
     for (hash, g) in &grants {
         let used = format!("{} ago", human_duration(now.saturating_sub(g.last_used)));
-        let expires = format!("in {}", human_duration((g.last_used + ttl).saturating_sub(now)));
+        let expires = format!("in {}", human_duration(g.last_used.saturating_add(ttl).saturating_sub(now)));
         println!("{:<14} {used:<10} {expires:<10} {}", &hash[..12], escape(&g.project));
         for r in &g.rules {
             println!("{:<37}rule {r}", "");
