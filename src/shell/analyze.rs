@@ -242,6 +242,7 @@ impl Analyzer {
                 (a.name.clone(), value, std::mem::take(&mut self.decoded))
             })
             .collect();
+        self.git_config_pairs(&values);
         let redirs: Vec<Redir> = cmd
             .redirects
             .iter()

@@ -55,6 +55,8 @@ impl Dialect {
             "python" | "perl" | "ruby" | "node" | "php" | "awk" | "git" | "find" | "xargs" | "make" => {
                 Dialect::bin_sh()
             }
+            // A command in a variable (`$GIT_SSH_COMMAND`): programs run it with `sh -c`.
+            var if var.starts_with('$') => Dialect::bin_sh(),
             prog => match Dialect::of_program(prog) {
                 // A remote or foreign shell (`ssh host`, `docker exec`, `su -c`): not known.
                 Dialect::Both if !is_shell(prog) => Dialect::Both,

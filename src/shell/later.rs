@@ -11,6 +11,55 @@ use super::nested::{Nested, NestedKind};
 use super::unwrap::skip_options;
 use super::{Field, basename};
 
+/// Variables whose value a program runs as a shell command (through `sh -c`): git's ssh,
+/// editor, pager and helper hooks, the editor and pager every tool honours, less's input
+/// filter, askpass helpers.
+const COMMAND_VARS: &[&str] = &[
+    "GIT_SSH_COMMAND",
+    "GIT_SSH",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_PAGER",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_ASKPASS",
+    "GIT_PROXY_COMMAND",
+    "EDITOR",
+    "VISUAL",
+    "PAGER",
+    "MANPAGER",
+    "SYSTEMD_PAGER",
+    "LESSOPEN",
+    "LESSCLOSE",
+    "SSH_ASKPASS",
+    "SUDO_ASKPASS",
+    "RSYNC_RSH",
+    "CVS_RSH",
+];
+
+/// git configuration keys whose value is a command git runs (`alias.*` when it starts with `!`).
+const GIT_COMMAND_KEYS: &[&str] = &[
+    "core.sshcommand",
+    "core.pager",
+    "core.editor",
+    "core.fsmonitor",
+    "core.askpass",
+    "sequence.editor",
+    "diff.external",
+    "gpg.program",
+    "pager.log",
+    "pager.diff",
+    "pager.show",
+];
+
+/// The command in a git configuration value, if `key` is one git runs.
+pub(super) fn git_config_command(key: &str, value: &str) -> Option<String> {
+    let key = key.to_ascii_lowercase();
+    if key.starts_with("alias.") || key.starts_with("credential.") && key.ends_with("helper") {
+        return value.strip_prefix('!').map(str::to_string);
+    }
+    GIT_COMMAND_KEYS.contains(&key.as_str()).then(|| value.to_string())
+}
+
 /// How deep variable values are followed inside arithmetic (`x='y'; y='a[$(…)]'; ((x))`).
 const MAX_ARITH_DEPTH: usize = 8;
 
@@ -138,7 +187,34 @@ impl Analyzer {
             "PS0" | "PS1" | "PS2" | "PS3" | "PS4" if value.text.contains(['$', '`']) => {
                 self.expanded_text(&value.text, name);
             }
+            // `ENV=file sh -i`, `BASH_ENV=file bash -c …`: the shell first runs that file.
+            "BASH_ENV" if !value.text.is_empty() => {
+                let what = format!("BASH_ENV names a file bash runs first: {}", value.text);
+                self.nested(Nested { origin: "BASH_ENV".into(), kind: NestedKind::Dynamic(what) });
+            }
+            _ if COMMAND_VARS.contains(&name) && !value.text.trim().is_empty() => {
+                // less's filters start with `|` (or `||`) to say they write to a pipe.
+                let text = value.text.trim_start().trim_start_matches('|').to_string();
+                let kind = NestedKind::Script(Field { text, dynamic: value.dynamic });
+                self.nested(Nested { origin: format!("${name}"), kind });
+            }
             _ => {}
+        }
+    }
+
+    /// `GIT_CONFIG_KEY_n` / `GIT_CONFIG_VALUE_n` pairs among one command's assignments: git
+    /// reads them as `-c key=value`, so a key git runs (`alias.x`, `core.sshCommand`) carries
+    /// a command.
+    pub(super) fn git_config_pairs(&mut self, assigns: &[(String, Field, bool)]) {
+        for (name, key, _) in assigns {
+            let Some(n) = name.strip_prefix("GIT_CONFIG_KEY_") else { continue };
+            let value = assigns.iter().find(|(v, _, _)| v.strip_prefix("GIT_CONFIG_VALUE_") == Some(n));
+            if let Some((_, value, _)) = value
+                && let Some(cmd) = git_config_command(&key.text, &value.text)
+            {
+                let kind = NestedKind::Script(Field { text: cmd, dynamic: key.dynamic || value.dynamic });
+                self.nested(Nested { origin: format!("git config {}", key.text), kind });
+            }
         }
     }
 

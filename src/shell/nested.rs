@@ -411,8 +411,9 @@ fn git_globals(words: &mut Vec<Field>, u: &mut Unwrapped) {
         if w == "-c"
             && let Some((key, cmd)) = setting.and_then(|s| s.split_once('='))
         {
-            match (key.strip_prefix("alias."), cmd.strip_prefix('!')) {
-                (Some(_), Some(script)) => {
+            match (key.strip_prefix("alias."), super::later::git_config_command(key, cmd)) {
+                // `-c core.sshCommand=…`, `-c alias.x='!…'`: git runs the value through a shell.
+                (_, Some(script)) => {
                     u.nested.push(Nested { origin: format!("git {key}"), kind: NestedKind::Script(Field::lit(script)) })
                 }
                 (Some(name), None) => aliases.push((name.to_string(), cmd.to_string())),
