@@ -205,8 +205,9 @@ fn judge(global: &Global, host: Host, input: &[u8]) -> Answer {
 /// The decision on one command of a host's call. The session key (from the call, never the
 /// environment) and the directory are what session grants are looked up by.
 fn decide_for_host(policy: &Policy, command: &str, session_key: Option<&str>, cwd: &Path) -> Decision {
-    // The hosts run their shell tool's commands with bash.
-    let mut decision = decide(policy, &analyze_script_in(command, crate::shell::Dialect::Bash));
+    // The hosts run their shell tool's commands with the user's shell (bash, zsh, sometimes
+    // sh): text that bash and dash read differently is judged both ways.
+    let mut decision = decide(policy, &analyze_script_in(command, crate::shell::Dialect::Both));
     if decision.verdict == Verdict::Ask
         && let Some(key) = session_key
     {
