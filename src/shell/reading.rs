@@ -57,6 +57,7 @@ impl Analyzer {
             if seen.contains(&(s.text.clone(), s.origin.clone())) {
                 self.out.segments.remove(i);
             } else {
+                self.out.segments[i].notes.push("as dash reads the text (bash reads it otherwise)".into());
                 i += 1;
             }
         }
