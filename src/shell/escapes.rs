@@ -1,51 +1,29 @@
 //! What `echo` and `printf` print: backslash escapes as bash's `echo -e` and `printf` read
 //! them, dash's `echo` (which always reads them), and `printf` formats.
 
+/// Whose reading of backslash escapes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Flavor {
+    /// bash's `echo -e` and `printf`'s `%b`: also `\e`, `\xHH` and `\NNN`.
+    Bash,
+    /// A `printf` format: as `Bash`, but `\c` is two plain characters.
+    Format,
+    /// dash's `echo`: `\a \b \c \f \n \r \t \v \\` and `\0NNN` only.
+    Dash,
+}
+
 /// What dash's `echo` prints for `s`: `\b \c \f \n \r \t \v \\` and `\0NNN`; anything else
 /// stays as written. Also says whether `\c` stopped the output.
 pub fn dash_echo(s: &str) -> (String, bool) {
-    let mut out = String::new();
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('a') => out.push('\x07'),
-            Some('b') => out.push('\x08'),
-            Some('c') => return (out, true),
-            Some('f') => out.push('\x0c'),
-            Some('n') => out.push('\n'),
-            Some('r') => out.push('\r'),
-            Some('t') => out.push('\t'),
-            Some('v') => out.push('\x0b'),
-            Some('\\') => out.push('\\'),
-            Some('0') => {
-                let mut v = 0u32;
-                for _ in 0..3 {
-                    match chars.peek().and_then(|c| c.to_digit(8)) {
-                        Some(d) => {
-                            v = v * 8 + d;
-                            chars.next();
-                        }
-                        None => break,
-                    }
-                }
-                out.extend(char::from_u32(v & 0xff));
-            }
-            Some(other) => {
-                out.push('\\');
-                out.push(other);
-            }
-            None => out.push('\\'),
-        }
-    }
-    (out, false)
+    escapes(s, Flavor::Dash)
 }
 
-/// Backslash escapes as `echo -e` and `printf` read them.
+/// Backslash escapes as `echo -e` and `printf` read them (up to a `\c`, which ends the output).
 pub fn unescape(s: &str) -> String {
+    escapes(s, Flavor::Bash).0
+}
+
+fn escapes(s: &str, flavor: Flavor) -> (String, bool) {
     let mut out = String::new();
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {
@@ -70,31 +48,32 @@ pub fn unescape(s: &str) -> String {
             }
             char::from_u32(v & 0xff)
         };
-        match e {
-            'n' => out.push('\n'),
-            't' => out.push('\t'),
-            'r' => out.push('\r'),
-            'a' => out.push('\x07'),
-            'b' => out.push('\x08'),
-            'e' => out.push('\x1b'),
-            'f' => out.push('\x0c'),
-            'v' => out.push('\x0b'),
-            '\\' => out.push('\\'),
-            'x' => out.extend(code(16, 2, 0)),
-            '0' => out.extend(code(8, 3, 0)),
-            '1'..='7' => out.extend(code(8, 2, e.to_digit(8).unwrap_or(0))),
-            other => {
+        match (e, flavor) {
+            ('n', _) => out.push('\n'),
+            ('t', _) => out.push('\t'),
+            ('r', _) => out.push('\r'),
+            ('a', _) => out.push('\x07'),
+            ('b', _) => out.push('\x08'),
+            ('f', _) => out.push('\x0c'),
+            ('v', _) => out.push('\x0b'),
+            ('\\', _) => out.push('\\'),
+            ('c', Flavor::Bash | Flavor::Dash) => return (out, true),
+            ('0', _) => out.extend(code(8, 3, 0)),
+            ('e', Flavor::Bash | Flavor::Format) => out.push('\x1b'),
+            ('x', Flavor::Bash | Flavor::Format) => out.extend(code(16, 2, 0)),
+            ('1'..='7', Flavor::Bash | Flavor::Format) => out.extend(code(8, 2, e.to_digit(8).unwrap_or(0))),
+            (other, _) => {
                 out.push('\\');
                 out.push(other);
             }
         }
     }
-    out
+    (out, false)
 }
 
 /// The output of `printf FORMAT ARGS…` for `%s`, `%b`, `%c`, `%d` and `%%`.
 pub fn printf(format: &str, args: &[String]) -> String {
-    let format = unescape(format);
+    let format = escapes(format, Flavor::Format).0;
     let mut out = String::new();
     let mut args = args.iter();
     for round in 0..64 {
@@ -144,6 +123,9 @@ mod tests {
         assert_eq!(printf("%s-", &["a".into(), "b".into()]), "a-b-");
         assert_eq!(printf(r"\162\155", &[]), "rm");
         assert_eq!(unescape(r"\0162m"), "rm");
+        assert_eq!(unescape(r"rm\c -rf"), "rm");
+        assert_eq!(printf(r"a\cb", &[]), r"a\cb");
+        assert_eq!(dash_echo(r"r\0155\x41"), (r"rm\x41".to_string(), false));
         assert_eq!(printf("100%%", &[]), "100%");
     }
 }
