@@ -5,6 +5,7 @@ mod approval;
 mod check;
 mod completions;
 mod corpus;
+mod differential;
 mod doctor;
 mod env;
 mod grants;
