@@ -13,6 +13,7 @@ mod hook;
 mod init;
 mod man_page;
 mod packs_doc;
+mod properties;
 mod pty;
 mod queue;
 mod recipes;
