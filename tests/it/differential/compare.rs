@@ -85,7 +85,8 @@ impl Words<'_> {
     }
 
     fn same(&self, p: &str, g: &str) -> bool {
-        if p == g {
+        // A process substitution is replaced by the path of a pipe to it.
+        if p == g || (p.starts_with("<(") || p.starts_with(">(")) && g.starts_with("/dev/fd/") {
             return true;
         }
         let Some(tilde) = p.strip_prefix('~') else { return false };
@@ -131,6 +132,7 @@ fn words_match_as_the_shell_would_expand_them() {
     let ctx = Words { home: "/h", is_static: true };
     assert!(ctx.matches(&w(&["-rf", "~/x"]), &w(&["-rf", "/h/x"])));
     assert!(ctx.matches(&w(&["/*"]), &w(&["/bin", "/etc"])));
+    assert!(ctx.matches(&w(&["<(rm x)"]), &w(&["/dev/fd/63"])));
     assert!(ctx.matches(&w(&["~root/x"]), &w(&["/root/x"])) && !ctx.matches(&w(&["~root"]), &w(&["/h"])));
     assert!(!ctx.matches(&w(&["/*"]), &w(&[])));
     assert!(!ctx.matches(&w(&["-rf", "a"]), &w(&["-rf", "b"])));

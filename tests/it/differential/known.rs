@@ -40,14 +40,19 @@ pub const KNOWN: &[Known] = &[
         shell: Shell::Dash,
         reproducer: "rm -rf {a,b}",
     },
+    // A variable assigned in the command but not exported is taken into a nested shell
+    // (`d=x; bash -c 'rm $d'`), where it is unset.
+    Known {
+        id: "unexported-variable-in-nested-shell",
+        applies: |m| nests_sh(m.text) && fewer_words(m),
+        shell: Shell::Bash,
+        reproducer: "d=build; bash -c 'rm -rf $d'",
+    },
     // An assignment that may not happen (after `&&`/`||`, in a pipeline, a subshell, a function
     // not called) is taken as done: the program ran with fewer words than the segment has.
     Known {
         id: "assignment-taken-as-certain",
-        applies: |m| {
-            ["$a", "$d", "$p"].iter().any(|v| m.text.contains(v))
-                && m.segments.iter().any(|s| same_program(s, m.argv) && is_subsequence(&m.argv[1..], &s[1..]))
-        },
+        applies: |m| ["$a", "$d", "$p"].iter().any(|v| m.text.contains(v)) && fewer_words(m),
         shell: Shell::Bash,
         reproducer: "false && d=build; rm -rf $d",
     },
@@ -74,10 +79,11 @@ pub const KNOWN: &[Known] = &[
         shell: Shell::Bash,
         reproducer: "IFS=:; x=rm:-rf:/; $x",
     },
-    // dash reads `((…))` as two nested subshells, bash as arithmetic.
+    // dash reads `((…))` as two nested subshells, bash as arithmetic. (Under bash too, through
+    // a nested `sh`.)
     Known {
         id: "dash-double-paren",
-        applies: |m| m.shell == Shell::Dash && m.text.contains("(("),
+        applies: |m| m.text.contains("((") && (m.shell == Shell::Dash || nests_sh(m.text)),
         shell: Shell::Dash,
         reproducer: "((rm -rf ~))",
     },
@@ -91,7 +97,7 @@ pub const KNOWN: &[Known] = &[
     // dash's echo expands `\0NNN` escapes, so `$(echo '\0162m')` is `rm` under dash.
     Known {
         id: "dash-echo-escapes",
-        applies: |m| m.text.contains("echo '\\0"),
+        applies: |m| m.text.contains("echo '") && m.text.contains("\\0"),
         shell: Shell::Dash,
         reproducer: r"$(echo '\0162m') -rf ~",
     },
@@ -102,16 +108,62 @@ pub const KNOWN: &[Known] = &[
         shell: Shell::Bash,
         reproducer: "let 'a[$(rm -rf ~)]'",
     },
+    // bash expands a `~` before `:` at the start of a word (`-v ~:/root`); the segment keeps
+    // `~`, which the rules read as the home directory anyway.
+    Known {
+        id: "bash-tilde-before-colon",
+        applies: |m| m.shell == Shell::Bash && m.text.contains("~:"),
+        shell: Shell::Bash,
+        reproducer: "docker run -v ~:/root/home debian",
+    },
+    // By design: `${X:+word}` with X unknown is judged as `word` (docs/security.md), so the
+    // segment has a word the shell dropped. Stricter, listed so that it stays visible.
+    Known {
+        id: "alternative-judged-as-word",
+        applies: |m| m.text.contains(":+") && fewer_words(m),
+        shell: Shell::Bash,
+        reproducer: "git push origin main ${FORCE:+--force}",
+    },
+    // By design: `/etc/init.d/NAME ACTION` is read as `service NAME ACTION`.
+    Known {
+        id: "init-script-as-service",
+        applies: |m| m.argv.iter().any(|w| w.starts_with("/etc/init.d/")),
+        shell: Shell::Bash,
+        reproducer: "sudo /etc/init.d/networking stop",
+    },
+    // Not the analysis: a login shell (`bash -l`) runs /etc/profile, whose programs are not in
+    // the command text.
+    Known {
+        id: "login-shell-profile",
+        applies: |m| m.text.contains("bash -l") && m.argv[0].ends_with("/id"),
+        shell: Shell::Bash,
+        reproducer: "bash -lc 'git status'",
+    },
     // git: the analysis drops words before the subcommand that start with `-` (`git -f x` is
-    // the segment `git x`). Git refuses options it does not know, so this is canonical text,
+    // the segment `git x`; also after `env`, which the stub records too). Git refuses options it does not know, so this is canonical text,
     // not a command missed; listed so that it stays visible.
     Known {
         id: "git-leading-options",
-        applies: |m| m.argv[0].ends_with("git") && m.argv.get(1).is_some_and(|w| w.starts_with('-')),
+        applies: |m| {
+            let git = m.argv.iter().position(|w| w.rsplit('/').next() == Some("git"));
+            git.and_then(|i| m.argv.get(i + 1)).is_some_and(|w| w.starts_with('-'))
+        },
         shell: Shell::Bash,
         reproducer: "git -f x",
     },
 ];
+
+/// The text starts a nested shell, which reads its own script (and is dash for `sh`).
+fn nests_sh(text: &str) -> bool {
+    ["sh -c", "sh <<", "sh -lc"].iter().any(|n| text.contains(n))
+}
+
+/// The program ran with fewer words than a segment of the same program has: the words it got
+/// (empty ones left out, as an unset `"$d"` gives) are among the segment's, in order.
+fn fewer_words(m: &Miss) -> bool {
+    let got: Vec<String> = m.argv[1..].iter().filter(|w| !w.is_empty()).cloned().collect();
+    m.segments.iter().any(|s| same_program(s, m.argv) && s.len() > got.len() && is_subsequence(&got, &s[1..]))
+}
 
 fn same_program(segment: &[String], argv: &[String]) -> bool {
     let base = |w: &str| w.rsplit('/').next().unwrap_or_default().to_string();
