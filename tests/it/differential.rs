@@ -31,7 +31,10 @@ impl Tally {
         for shell in Shell::ALL {
             self.runs += 1;
             let run = sandbox.run(shell, text);
-            self.timed_out += usize::from(run.timed_out);
+            if run.timed_out {
+                self.timed_out += 1;
+                println!("differential: {} timed out on {text:?}", shell.name());
+            }
             let analysis = analyze(text, shell);
             match outcome(&analysis, &run.started, sandbox.home().to_str().unwrap()) {
                 Outcome::Asked => self.asked += 1,

@@ -49,10 +49,15 @@ pub const KNOWN: &[Known] = &[
         reproducer: "d=build; bash -c 'rm -rf $d'",
     },
     // An assignment that may not happen (after `&&`/`||`, in a pipeline, a subshell, a function
-    // not called) is taken as done: the program ran with fewer words than the segment has.
+    // not called) is taken as done: the program ran with fewer words than the segment has, or
+    // (`$p`) is another program.
     Known {
         id: "assignment-taken-as-certain",
-        applies: |m| ["$a", "$d", "$p"].iter().any(|v| m.text.contains(v)) && fewer_words(m),
+        applies: |m| {
+            let other_program =
+                m.text.contains("$p") && m.segments.iter().any(|s| s.len() > 1 && s[1..] == m.argv[1..]);
+            ["$a", "$d", "$p"].iter().any(|v| m.text.contains(v)) && (fewer_words(m) || other_program)
+        },
         shell: Shell::Bash,
         reproducer: "false && d=build; rm -rf $d",
     },
