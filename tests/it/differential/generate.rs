@@ -138,11 +138,11 @@ impl Gen {
 
     /// Constructs where the shells are known to part from a plain reading: arithmetic or nested
     /// subshells, trap bodies, `let` subscripts, IFS splitting, dash's echo escapes, look-alike
-    /// quotes.
+    /// quotes and an escape byte beside a quote.
     fn risky(&mut self) -> String {
         let cmd = self.simple();
         let p = self.rng.pick(&["rm", "git", "touch"]);
-        match self.rng.below(7) {
+        match self.rng.below(8) {
             0 => format!("(({cmd}))"),
             1 => format!("trap '{}' EXIT", cmd.replace('\'', "")),
             2 => format!("let 'a[$({})]'", cmd.replace('\'', "")),
@@ -152,6 +152,7 @@ impl Gen {
                 format!("$(echo '{octal}{}') {}", &p[1..], self.arg())
             }
             5 => format!("echo \u{ff07}; {cmd} ; echo \u{ff07}"),
+            6 => format!("echo 'a\x1b' ; {cmd} ; echo \\'"),
             _ => format!("( ({cmd}) )"),
         }
     }

@@ -69,11 +69,11 @@ pub const KNOWN: &[Known] = &[
         shell: Shell::Bash,
         reproducer: "time FOO=1 rm -rf /",
     },
-    // Unicode normalization (NFKC) is applied before parsing: a fullwidth `＇` becomes a quote
-    // for the analysis and stays a letter for the shell.
+    // Normalization (escape sequences and controls removed, NFKC) is applied before parsing: a
+    // fullwidth `＇` becomes a quote for the analysis and stays a letter for the shell.
     Known {
-        id: "nfkc-before-parse",
-        applies: |m| !m.text.is_ascii(),
+        id: "normalization-before-parse",
+        applies: |m| m.text.chars().any(|c| !c.is_ascii() || c.is_ascii_control() && !matches!(c, '\n' | '\t')),
         shell: Shell::Bash,
         reproducer: "echo \u{ff07}; rm -rf / ; echo \u{ff07}",
     },
