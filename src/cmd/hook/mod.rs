@@ -179,10 +179,27 @@ fn judge(global: &Global, host: Host, input: &[u8]) -> Answer {
         }
     };
     let decision = decide_for_host(&policy, &call.command, call.session_key.as_deref(), &cwd);
-    let shown = shorten(&call.command);
+    answer(&d, &policy, &call.command, &decision)
+}
+
+/// The host's answer to a call under `policy`, without session grants or a working directory:
+/// the entry of the `hook_payload` fuzz target, which checks that every input gets an answer.
+pub fn answer_for(host: Host, input: &[u8], policy: &Policy) -> String {
+    let d = dialect(host);
+    let answer = match read_call(&d, input) {
+        Ok(Some(call)) => answer(&d, policy, &call.command, &decide(policy, &analyze_script(&call.command))),
+        Ok(None) => Answer::NoOpinion,
+        Err(why) => blocked(&why),
+    };
+    render(host, answer)
+}
+
+/// What the host is told about a command given the decision on it.
+fn answer(d: &Dialect, policy: &Policy, command: &str, decision: &Decision) -> Answer {
+    let shown = shorten(command);
     match decision.verdict {
         Verdict::Pass | Verdict::Allow => Answer::NoOpinion,
-        Verdict::Ask if d.can_ask => Answer::Ask(bounded(approval(&shown, &policy, &decision))),
+        Verdict::Ask if d.can_ask => Answer::Ask(bounded(approval(&shown, policy, decision))),
         Verdict::Ask => {
             let not_run = NotRun {
                 by: DecidedBy::NoTerminal,
@@ -190,12 +207,12 @@ fn judge(global: &Global, host: Host, input: &[u8]) -> Answer {
                 reason: None,
                 hint: None,
             };
-            Answer::Block(bounded(crate::report::refusal(&shown, &policy, &decision, false, &not_run)))
+            Answer::Block(bounded(crate::report::refusal(&shown, policy, decision, false, &not_run)))
         }
         Verdict::Deny => Answer::Block(bounded(crate::report::refusal(
             &shown,
-            &policy,
-            &decision,
+            policy,
+            decision,
             false,
             &NotRun::by(DecidedBy::Rule),
         ))),
@@ -359,7 +376,21 @@ fn answer_panics(host: Host) {
 
 #[cfg(test)]
 mod tests {
-    use super::{MAX_REASON, bounded, shorten};
+    use super::{MAX_REASON, answer_for, bounded, shorten};
+    use crate::cli::Host;
+    use crate::rules::{Policy, Settings, compile::builtin_rules};
+
+    #[test]
+    fn every_host_blocks_what_is_not_json_and_denies_a_deny_rule() {
+        let policy = Policy::new(builtin_rules(), Vec::new(), Settings::default(), Vec::new());
+        let claude = r#"{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf /"}}"#;
+        for host in [Host::ClaudeCode, Host::Codex, Host::Copilot, Host::Gemini] {
+            let out = answer_for(host, b"{not json", &policy);
+            assert!(out.contains("\"deny\"") && out.contains("not JSON"), "{host:?}: {out}");
+        }
+        let out = answer_for(Host::ClaudeCode, claude.as_bytes(), &policy);
+        assert!(out.contains("\"permissionDecision\":\"deny\"") && out.contains("rm-root"), "{out}");
+    }
 
     #[test]
     fn long_text_is_cut_keeping_both_ends() {
