@@ -30,6 +30,8 @@ pub struct Analyzer {
     pub(super) integers: std::collections::HashSet<String>,
     /// The dialect of the text being walked: bash or dash (`Both` only before the first read).
     pub(super) dialect: Dialect,
+    /// Walking dash's second reading of text bash read first: its parse errors ask no more.
+    pub(super) second: bool,
     /// Set when the text walked holds a construct the two dialects read differently.
     pub(super) sensitive: bool,
     /// Work done so far, against the budgets in `mod.rs`.

@@ -15,11 +15,14 @@ pub struct ParseError {
     pub offset: usize,
     /// Not a syntax error: the text is over a limit (depth, number of commands).
     pub limit: bool,
+    /// Where the complete lines before the error end (a char offset): the shell runs those
+    /// before it reads the line that fails.
+    pub complete: usize,
 }
 
 impl ParseError {
     pub fn at(message: impl Into<String>, offset: usize) -> ParseError {
-        ParseError { message: message.into(), offset, limit: false }
+        ParseError { message: message.into(), offset, limit: false, complete: 0 }
     }
 }
 
@@ -37,6 +40,8 @@ pub struct Parser {
     pub(super) sensitive: bool,
     /// Simple commands read so far: past `MAX_SEGMENTS` the parse stops, as the walk would.
     pub(super) commands: usize,
+    /// Where the last complete line of the top-level list ends (char offset).
+    complete: usize,
 }
 
 /// What ends a list besides end of input.
@@ -59,12 +64,14 @@ pub fn parse(text: &str) -> PResult<Script> {
 /// construct the other dialect reads differently.
 pub fn parse_in(text: &str, dialect: Dialect) -> PResult<(Script, bool)> {
     let mut p = Parser::new(text, dialect);
-    let script = p.list(Stop::default())?;
-    p.blanks();
-    if p.pos < p.src.len() {
-        return p.err(format!("unexpected {:?}", p.src[p.pos]));
+    let parsed = p.list(Stop::default()).and_then(|script| {
+        p.blanks();
+        if p.pos < p.src.len() { p.err(format!("unexpected {:?}", p.src[p.pos])) } else { Ok(script) }
+    });
+    match parsed {
+        Ok(script) => Ok((script, p.sensitive)),
+        Err(e) => Err(ParseError { complete: p.complete, ..e }),
     }
-    Ok((script, p.sensitive))
 }
 
 impl Parser {
@@ -77,6 +84,7 @@ impl Parser {
             dialect,
             sensitive: false,
             commands: 0,
+            complete: 0,
         }
     }
 
@@ -120,7 +128,7 @@ impl Parser {
 
     /// Stops parsing: the text is over a limit, which is not a syntax error.
     pub(super) fn limit<T>(&self, message: String) -> PResult<T> {
-        Err(ParseError { message, offset: self.pos, limit: true })
+        Err(ParseError { message, offset: self.pos, limit: true, complete: 0 })
     }
 
     /// Skips spaces, tabs, line continuations and comments (not newlines).
@@ -226,7 +234,12 @@ impl Parser {
                 Some('&') if self.peek_at(1) != Some('&') && (self.peek_at(1) != Some('>') || !self.bash()) => {
                     self.pos += 1
                 }
-                Some('\n') => self.newline(),
+                Some('\n') => {
+                    self.newline();
+                    if self.depth == 1 {
+                        self.complete = self.pos;
+                    }
+                }
                 _ if self.at_stop(stop) => break,
                 Some(c) => return self.err(format!("unexpected {c:?}")),
                 None => break,

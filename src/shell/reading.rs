@@ -34,7 +34,9 @@ impl Analyzer {
                 if self.sensitive && !self.exhausted {
                     self.dialect = Dialect::Dash;
                     let between = (self.out.segments.len(), self.out.pipelines.len());
+                    let outer_second = std::mem::replace(&mut self.second, true);
                     self.read(text, true);
+                    self.second = outer_second;
                     self.drop_repeats(before, between);
                 }
             }
@@ -91,35 +93,29 @@ impl Analyzer {
             Err(e) => {
                 // Both shells run each complete line before they parse the next: the lines
                 // before the one that does not parse run (`rm -rf /` then an open quote), and
-                // are judged. In dash's second reading, a line only bash reads (`diff <(a)
-                // <(b)`) runs nothing, so only those lines count.
+                // are judged. In dash's second reading (of this text, or of a script nested in
+                // it), a line only bash reads (`diff <(a) <(b)`) runs nothing, so only those
+                // lines count; an error in both readings was reported by bash's.
                 if !e.limit {
-                    self.walk_lines_before(text, e.offset);
+                    self.walk_lines_before(text, e.complete);
                 }
-                if !second {
+                if !second && !self.second {
                     self.unparseable(&e);
                 }
             }
         }
     }
 
-    /// Walks the complete lines before the line holding char offset `at`, if they parse.
-    fn walk_lines_before(&mut self, text: &str, at: usize) {
-        let mut end = text.char_indices().nth(at).map_or(text.len(), |(i, _)| i);
-        for _ in 0..4 {
-            let Some(nl) = text[..end].rfind('\n') else { return };
-            let prefix = &text[..nl];
-            if self.parsed + prefix.len() > MAX_PARSED_BYTES {
-                return;
-            }
-            self.parsed += prefix.len();
-            match super::parse::parse_in(prefix, self.dialect) {
-                Ok((script, _)) => {
-                    self.walk_script(&script);
-                    return;
-                }
-                Err(e) => end = prefix.char_indices().nth(e.offset).map_or(prefix.len(), |(i, _)| i),
-            }
+    /// Walks the complete lines before the one that does not parse (up to char offset `upto`).
+    fn walk_lines_before(&mut self, text: &str, upto: usize) {
+        let end = text.char_indices().nth(upto).map_or(text.len(), |(i, _)| i);
+        let prefix = &text[..end];
+        if prefix.trim().is_empty() || self.parsed + prefix.len() > MAX_PARSED_BYTES {
+            return;
+        }
+        self.parsed += prefix.len();
+        if let Ok((script, _)) = super::parse::parse_in(prefix, self.dialect) {
+            self.walk_script(&script);
         }
     }
 

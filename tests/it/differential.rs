@@ -169,7 +169,7 @@ fn known_classes_still_reproduce() {
     assert!(
         fixed.is_empty(),
         "these known classes no longer reproduce: remove their rows from tests/it/differential/known.rs and \
-         their entries from FINDINGS.md:\n{}",
+         their entries from docs/shell-discrepancies.md:\n{}",
         fixed.join("\n")
     );
 }

@@ -105,13 +105,12 @@ proptest! {
 
     /// The shells run a first line before they read the next, so a deny command there runs
     /// whatever follows. (Before arbitrary text, or after it, it may not: an open quote, a
-    /// comment or a here-document swallows it.) Text that does not parse turns the whole
-    /// command into an ask (FINDINGS.md, "parse-error-hides-deny"), so this asks for never
-    /// pass, not for deny.
+    /// comment or a here-document swallows it.) The lines before one that does not parse are
+    /// judged, so this stays deny.
     #[test]
-    fn a_deny_command_before_any_text_never_passes(s in anything()) {
+    fn a_deny_command_before_any_text_stays_deny(s in anything()) {
         let text = format!("{DENY}\n{s}");
-        prop_assert!(verdict(&text) > Verdict::Allow, "{:?} passes", text);
+        prop_assert_eq!(verdict(&text), Verdict::Deny, "{:?}", text);
     }
 
     #[test]

@@ -187,7 +187,10 @@ fn judge(global: &Global, host: Host, input: &[u8]) -> Answer {
 pub fn answer_for(host: Host, input: &[u8], policy: &Policy) -> String {
     let d = dialect(host);
     let answer = match read_call(&d, input) {
-        Ok(Some(call)) => answer(&d, policy, &call.command, &decide(policy, &analyze_script(&call.command))),
+        Ok(Some(call)) => {
+            let analysis = analyze_script_in(&call.command, crate::shell::Dialect::Both);
+            answer(&d, policy, &call.command, &decide(policy, &analysis))
+        }
         Ok(None) => Answer::NoOpinion,
         Err(why) => blocked(&why),
     };

@@ -1,16 +1,19 @@
-//! What the oracle's record is compared with: cmdguard's analysis of the same text (behind one
-//! adapter, `analyze`, so the shell dialect can be passed once the analysis takes one), and the
+//! What the oracle's record is compared with: cmdguard's analysis of the same text in the
+//! dialect of the shell that ran it (`analyze`), and the
 //! rule that every program a shell started must appear among the segments with the same words,
 //! unless the analysis asked.
 
-use cmdguard::shell::{Analysis, Segment, analyze_script, basename};
+use cmdguard::shell::{Analysis, Dialect, Segment, analyze_script_in, basename};
 
 use super::sandbox::Shell;
 
-/// cmdguard's analysis of `text` as `shell` would run it. The analysis reads one dialect today;
-/// when it takes the shell, this is the one line to change.
-pub fn analyze(text: &str, _shell: Shell) -> Analysis {
-    analyze_script(text)
+/// cmdguard's analysis of `text` as `shell` would run it.
+pub fn analyze(text: &str, shell: Shell) -> Analysis {
+    let dialect = match shell {
+        Shell::Bash => Dialect::Bash,
+        Shell::Dash => Dialect::Dash,
+    };
+    analyze_script_in(text, dialect)
 }
 
 /// How one case came out.

@@ -1,5 +1,5 @@
 //! KNOWN FAILURES: discrepancy classes between the analysis and the real shells that are
-//! recorded in FINDINGS.md and not fixed yet, one row each. A case whose every missed program
+//! recorded in docs/shell-discrepancies.md and not fixed yet, one row each. A case whose every missed program
 //! falls in one of these rows is counted as known, not failed, so the bounded run passes while
 //! the analysis is being rewritten. Remove a row once its class is fixed: the bounded run then
 //! holds the fix in place. Each test is as narrow as the class allows.
@@ -14,7 +14,7 @@ pub struct Miss<'a> {
     pub segments: &'a [Vec<String>],
 }
 
-/// One discrepancy class: its FINDINGS.md heading, the test a miss of that class passes, and a
+/// One discrepancy class: its docs/shell-discrepancies.md heading, the test a miss of that class passes, and a
 /// minimal reproducer with the shell it shows under (`known_classes_still_reproduce` runs it,
 /// so a row outlives its class by no more than one test run).
 pub struct Known {
@@ -25,94 +25,6 @@ pub struct Known {
 }
 
 pub const KNOWN: &[Known] = &[
-    // dash has no `$'…'` quoting: `$'push'` is `$` then `'push'`. Under bash too, through a
-    // nested `sh` (dash).
-    Known {
-        id: "dash-ansi-c-quotes",
-        applies: |m| m.text.contains("$'") && (m.shell == Shell::Dash || m.argv.iter().any(|w| w.contains('$'))),
-        shell: Shell::Dash,
-        reproducer: r"echo $'\' ; rm -rf / ; echo \'' #'",
-    },
-    // dash has no brace expansion: `{a,b}` stays one word. Under bash too, through `sh`.
-    Known {
-        id: "dash-brace-expansion",
-        applies: |m| m.text.contains('{') && m.argv.iter().any(|w| w.contains('{') && w.contains(',')),
-        shell: Shell::Dash,
-        reproducer: "rm -rf {a,b}",
-    },
-    // A variable assigned in the command but not exported is taken into a nested shell
-    // (`d=x; bash -c 'rm $d'`), where it is unset.
-    Known {
-        id: "unexported-variable-in-nested-shell",
-        applies: |m| nests_sh(m.text) && fewer_words(m),
-        shell: Shell::Bash,
-        reproducer: "d=build; bash -c 'rm -rf $d'",
-    },
-    // An assignment that may not happen (after `&&`/`||`, in a pipeline, a subshell, a function
-    // not called) is taken as done: the program ran with fewer words than the segment has, or
-    // (`$p`) is another program.
-    Known {
-        id: "assignment-taken-as-certain",
-        applies: |m| {
-            let other_program =
-                m.text.contains("$p") && m.segments.iter().any(|s| s.len() > 1 && s[1..] == m.argv[1..]);
-            ["$a", "$d", "$p"].iter().any(|v| m.text.contains(v)) && (fewer_words(m) || other_program)
-        },
-        shell: Shell::Bash,
-        reproducer: "false && d=build; rm -rf $d",
-    },
-    // bash's `time` keyword followed by an assignment: the segment's program is `FOO=1`. (Under
-    // dash too, through a nested `bash`.)
-    Known {
-        id: "time-then-assignment",
-        applies: |m| m.text.contains("time ") && m.segments.iter().any(|s| s[0].contains('=')),
-        shell: Shell::Bash,
-        reproducer: "time FOO=1 rm -rf /",
-    },
-    // Normalization (escape sequences and controls removed, NFKC) is applied before parsing: a
-    // fullwidth `＇` becomes a quote for the analysis and stays a letter for the shell.
-    Known {
-        id: "normalization-before-parse",
-        applies: |m| m.text.chars().any(|c| !c.is_ascii() || c.is_ascii_control() && !matches!(c, '\n' | '\t')),
-        shell: Shell::Bash,
-        reproducer: "echo \u{ff07}; rm -rf / ; echo \u{ff07}",
-    },
-    // A changed IFS is not applied when an unquoted expansion is split into words.
-    Known {
-        id: "ifs-ignored",
-        applies: |m| m.text.contains("IFS="),
-        shell: Shell::Bash,
-        reproducer: "IFS=:; x=rm:-rf:/; $x",
-    },
-    // dash reads `((…))` as two nested subshells, bash as arithmetic. (Under bash too, through
-    // a nested `sh`.)
-    Known {
-        id: "dash-double-paren",
-        applies: |m| m.text.contains("((") && (m.shell == Shell::Dash || nests_sh(m.text)),
-        shell: Shell::Dash,
-        reproducer: "((rm -rf ~))",
-    },
-    // A trap's body runs later (`trap 'rm -rf ~' EXIT`) and is not analysed.
-    Known {
-        id: "trap-body",
-        applies: |m| m.text.contains("trap "),
-        shell: Shell::Bash,
-        reproducer: "trap 'rm -rf ~' EXIT",
-    },
-    // dash's echo expands `\0NNN` escapes, so `$(echo '\0162m')` is `rm` under dash.
-    Known {
-        id: "dash-echo-escapes",
-        applies: |m| m.text.contains("echo '") && m.text.contains("\\0"),
-        shell: Shell::Dash,
-        reproducer: r"$(echo '\0162m') -rf ~",
-    },
-    // bash evaluates `let` subscripts, running the substitutions in them.
-    Known {
-        id: "let-subscript",
-        applies: |m| m.text.contains("let '"),
-        shell: Shell::Bash,
-        reproducer: "let 'a[$(rm -rf ~)]'",
-    },
     // bash expands a `~` before `:` at the start of a word (`-v ~:/root`); the segment keeps
     // `~`, which the rules read as the home directory anyway.
     Known {
@@ -157,11 +69,6 @@ pub const KNOWN: &[Known] = &[
         reproducer: "git -f x",
     },
 ];
-
-/// The text starts a nested shell, which reads its own script (and is dash for `sh`).
-fn nests_sh(text: &str) -> bool {
-    ["sh -c", "sh <<", "sh -lc"].iter().any(|n| text.contains(n))
-}
 
 /// The program ran with fewer words than a segment of the same program has: the words it got
 /// (empty ones left out, as an unset `"$d"` gives) are among the segment's, in order.
