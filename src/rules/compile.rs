@@ -95,10 +95,10 @@ pub fn builtin_rules() -> Vec<Rule> {
             id: Cow::Borrowed(b.id),
             action: b.action,
             target: b.target,
-            pattern: LazyRegex::new(Cow::Borrowed(b.pattern)),
-            unless: b.unless.map(|p| LazyRegex::new(Cow::Borrowed(p))),
-            operand: b.operand.map(|p| LazyRegex::new(Cow::Borrowed(p))),
-            unless_operand: b.unless_operand.map(|p| LazyRegex::new(Cow::Borrowed(p))),
+            pattern: LazyRegex::builtin(b.pattern, b.dfas[0]),
+            unless: b.unless.map(|p| LazyRegex::builtin(p, b.dfas[1])),
+            operand: b.operand.map(|p| LazyRegex::builtin(p, b.dfas[2])),
+            unless_operand: b.unless_operand.map(|p| LazyRegex::builtin(p, b.dfas[3])),
             reason: Cow::Borrowed(b.reason),
             tip: b.tip.map(Cow::Borrowed),
             examples: Cow::Borrowed(b.examples),
@@ -250,6 +250,42 @@ mod tests {
         // A rule without literals compiles its regex on every invocation; keep start-up cheap.
         let without: Vec<_> = builtin_rules().into_iter().filter(|r| r.literals.is_none()).map(|r| r.id).collect();
         assert!(without.is_empty(), "rules without prefilter literals: {without:?}");
+    }
+
+    #[test]
+    fn embedded_dfas_pass_the_checked_deserializer() {
+        // Run time reads them unchecked (rules::Pattern::embedded); this is the check.
+        for b in BUILTIN_RULES {
+            for &span in b.dfas.iter().flat_map(|d| d.iter()) {
+                let bytes = super::super::builtin::dfa_bytes(span);
+                if let Err(e) = regex_automata::dfa::sparse::DFA::from_bytes(bytes) {
+                    panic!("{}: embedded DFA does not deserialize: {e}", b.id);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn embedded_dfas_match_as_the_full_regex_does() {
+        // Verdicts read the DFAs build.rs embedded (or split into alternatives); `explain` reads
+        // the full regex. Both must say the same of every text.
+        for r in builtin_rules() {
+            let texts: Vec<String> = r
+                .examples
+                .iter()
+                .chain(r.counterexamples.iter())
+                .flat_map(|t| [t.to_string(), format!("x {t}"), format!("{t} x"), t.replace(' ', "  ")])
+                .collect();
+            for p in [Some(&r.pattern), r.unless.as_ref(), r.operand.as_ref(), r.unless_operand.as_ref()]
+                .into_iter()
+                .flatten()
+            {
+                let full = regex::bytes::RegexBuilder::new(&p.source).unicode(false).build().unwrap();
+                for t in &texts {
+                    assert_eq!(p.get().is_match(t), full.is_match(t.as_bytes()), "{} {:?} on {t:?}", r.id, p.source);
+                }
+            }
+        }
     }
 
     #[test]
