@@ -226,6 +226,7 @@ fn emit_pack(path: &Path, pack: &str, seen: &mut HashSet<String>, blob: &mut Blo
         Ok(f) => f,
         Err(e) => fail(path, &text, e.span().map_or(0, |s| s.start), e.message()),
     };
+    let lines = schema::LineIndex::new(&text);
     if file.settings.is_some() || !file.disable.is_empty() || !file.allows.is_empty() {
         fail(path, &text, 0, "a built-in pack holds only [[rule]] entries");
     }
@@ -258,7 +259,7 @@ fn emit_pack(path: &Path, pack: &str, seen: &mut HashSet<String>, blob: &mut Blo
             dfa(rule.operand.as_ref()),
             dfa(rule.unless_operand.as_ref())
         );
-        let (line, _) = schema::line_col(&text, rule.id.span().start);
+        let (line, _) = lines.line_col(rule.id.span().start);
         let pre = literals::prefilter(rule.pattern.get_ref());
         let conjunct_sets = literals::conjuncts_after(pre.as_ref(), rule.pattern.get_ref());
         let (anchored, lits) = match pre {
