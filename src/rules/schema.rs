@@ -110,7 +110,7 @@ pub struct LineIndex<'a> {
 
 impl<'a> LineIndex<'a> {
     pub fn new(text: &'a str) -> LineIndex<'a> {
-        let newlines = memchr_newlines(text.as_bytes());
+        let newlines = newline_ends(text.as_bytes());
         LineIndex { text, starts: std::iter::once(0).chain(newlines).collect() }
     }
 
@@ -125,7 +125,7 @@ impl<'a> LineIndex<'a> {
 }
 
 /// Offsets just after each `\n`.
-fn memchr_newlines(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
+fn newline_ends(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
     bytes.iter().enumerate().filter(|(_, b)| **b == b'\n').map(|(i, _)| i + 1)
 }
 
