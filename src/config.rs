@@ -203,29 +203,30 @@ pub fn read_rules_file(path: &Path) -> Result<Option<String>, ConfigError> {
     use std::os::unix::fs::OpenOptionsExt;
     let shown = || path.display().to_string();
     let cannot = |e: std::io::Error| ConfigError::new(format!("rules file {}: cannot read it: {e}", shown()));
-    let mut file =
-        match std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC).open(path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return match std::fs::read_link(path) {
-                    Ok(to) => Err(ConfigError::new(format!(
-                        "rules file {}: it is a symbolic link to {}, which does not exist; fix the link or delete it",
-                        shown(),
-                        to.display()
-                    ))),
-                    Err(_) => Ok(None),
-                };
-            }
-            Err(e) => return Err(cannot(e)),
-        };
+    let file = match std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC).open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return match std::fs::read_link(path) {
+                Ok(to) => Err(ConfigError::new(format!(
+                    "rules file {}: it is a symbolic link to {}, which does not exist; fix the link or delete it",
+                    shown(),
+                    to.display()
+                ))),
+                Err(_) => Ok(None),
+            };
+        }
+        Err(e) => return Err(cannot(e)),
+    };
     if !file.metadata().map_err(cannot)?.is_file() {
         return Err(ConfigError::new(format!(
             "rules file {}: not a regular file (a directory, FIFO or device); remove it or put rules in a file there",
             shown()
         )));
     }
+    // Read at most one byte past the limit, so that parsing reports an oversized file.
     let mut text = String::new();
-    file.read_to_string(&mut text).map_err(cannot)?;
+    file.take(compile::MAX_FILE_BYTES as u64 + 1).read_to_string(&mut text).map_err(cannot)?;
     Ok(Some(text))
 }
 
@@ -287,9 +288,16 @@ fn untrusted_notice(path: &Path, state: TrustState, entries: usize) -> String {
 }
 
 fn check_unique(rules: &[Rule]) -> Result<(), ConfigError> {
-    // Built-in ids are unique (build.rs checks); only rules from files can clash.
-    for (i, r) in rules.iter().enumerate().filter(|(_, r)| r.origin.layer != Layer::Builtin) {
-        if let Some(first) = rules[..i].iter().find(|other| other.id == r.id) {
+    // Built-in ids are unique (build.rs checks); only rules from files can clash. One map of ids
+    // seen so far: a scan of the earlier rules per rule made loading quadratic.
+    // Most starts have no file rules: then there is nothing to check, and no map is built.
+    if rules.iter().all(|r| r.origin.layer == Layer::Builtin) {
+        return Ok(());
+    }
+    let mut first_of = std::collections::HashMap::with_capacity(rules.len());
+    for r in rules {
+        let first = *first_of.entry(r.id.as_ref()).or_insert(r);
+        if !std::ptr::eq(first, r) && r.origin.layer != Layer::Builtin {
             return Err(ConfigError::new(format!(
                 "rules file {}, line {}: rule {:?} is already defined at {}; choose another id, or disable that rule and write your own",
                 r.origin.file, r.origin.line, r.id, first.origin

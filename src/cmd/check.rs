@@ -101,11 +101,22 @@ fn batch(policy: &Policy, dialect: Dialect) -> Result<u8> {
     }
 }
 
+/// Longest batch line read: the analysis reads no more than this of one command anyway.
+/// A longer line is answered `ask` (too complex) without being kept, and reading goes on
+/// at the next line.
+pub const MAX_BATCH_LINE: usize = crate::shell::MAX_INPUT_BYTES;
+
 fn write_batch(policy: &Policy, dialect: Dialect) -> std::io::Result<()> {
-    let stdin = std::io::stdin().lock();
+    let mut stdin = std::io::stdin().lock();
     let mut out = BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
-    for line in stdin.split(b'\n') {
-        let line = line?;
+    let mut line = Vec::new();
+    while let Some(fits) = read_line(&mut stdin, &mut line, MAX_BATCH_LINE)? {
+        if !fits {
+            let command = format!("{}…", String::from_utf8_lossy(&line[..line.len().min(80)]));
+            serde_json::to_writer(&mut out, &too_long(&command))?;
+            out.write_all(b"\n")?;
+            continue;
+        }
         let command = String::from_utf8_lossy(&line);
         let command = command.strip_suffix('\r').unwrap_or(&command);
         let decision = decide(policy, &analyze_script_in(command, dialect));
@@ -113,4 +124,60 @@ fn write_batch(policy: &Policy, dialect: Dialect) -> std::io::Result<()> {
         out.write_all(b"\n")?;
     }
     out.flush()
+}
+
+/// The record of a line over `MAX_BATCH_LINE`: its first bytes, `ask`, `core.too-complex`.
+fn too_long(command: &str) -> Record<'_> {
+    Record { command, verdict: Verdict::Ask.name(), rules: vec!["core.too-complex"] }
+}
+
+/// Reads one line (without its `\n`) into `line`, keeping at most `max` bytes: `None` at the end
+/// of input, else whether the line fitted. An overlong line's remainder is skipped, not stored.
+fn read_line(input: &mut impl BufRead, line: &mut Vec<u8>, max: usize) -> std::io::Result<Option<bool>> {
+    line.clear();
+    let mut fits = true;
+    let mut read_any = false;
+    loop {
+        let buf = match input.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            return Ok(read_any.then_some(fits));
+        }
+        read_any = true;
+        let (chunk, done) = match memchr::memchr(b'\n', buf) {
+            Some(at) => (&buf[..at], at + 1),
+            None => (buf, buf.len()),
+        };
+        let room = (max + 1).saturating_sub(line.len());
+        line.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        fits &= line.len() <= max;
+        let ended = done > chunk.len();
+        input.consume(done);
+        if ended {
+            return Ok(Some(fits));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read_line;
+
+    #[test]
+    fn batch_lines_are_bounded_and_reading_goes_on() {
+        let input = format!("ls\n{}\ngit status\nlast", "x".repeat(100));
+        let mut input = std::io::BufReader::with_capacity(7, input.as_bytes());
+        let mut line = Vec::new();
+        let mut got = Vec::new();
+        while let Some(fits) = read_line(&mut input, &mut line, 10).unwrap() {
+            assert!(line.len() <= 11);
+            got.push((fits, String::from_utf8_lossy(&line).into_owned()));
+        }
+        let want = [(true, "ls"), (false, "xxxxxxxxxxx"), (true, "git status"), (true, "last")];
+        let want: Vec<_> = want.iter().map(|(f, s)| (*f, s.to_string())).collect();
+        assert_eq!(got, want);
+    }
 }

@@ -1,8 +1,13 @@
-//! The built-in packs, compiled into the binary by `build.rs` from `rules/*.toml`.
+//! The built-in packs, compiled into the binary by `build.rs` from `rules/*.toml`, with every
+//! pattern's DFA built there too and embedded as one blob that is read in place.
 
 use std::borrow::Cow;
 
 use super::schema::{Action, Target};
+
+/// Where a built-in pattern's serialized sparse DFAs sit in `DFAS`, as `(start, len)`: one, or
+/// one per alternative for a pattern too large for one DFA (the pattern matches when any does).
+pub type DfaSpans = &'static [(u32, u32)];
 
 /// A built-in rule as `build.rs` wrote it: static strings, syntax already checked, prefilter
 /// literals already extracted. The lists are slices of `Cow`s so a `Rule` borrows them as they
@@ -26,6 +31,24 @@ pub struct BuiltinRule {
     pub anchored: bool,
     /// Literal sets every match satisfies at once (`literals::conjuncts`).
     pub conjuncts: &'static [super::LiteralSet],
+    /// The DFAs of `pattern`, `unless`, `operand` and `unless_operand`.
+    pub dfas: [DfaSpans; 4],
 }
 
 include!(concat!(env!("OUT_DIR"), "/builtin_rules.rs"));
+
+/// The blob's bytes, 8-aligned so that any DFA in it could be read in place (sparse DFAs need no
+/// alignment; dense ones need 4).
+#[repr(C)]
+struct Aligned<B: ?Sized> {
+    _align: [u64; 0],
+    bytes: B,
+}
+
+static DFAS: &Aligned<[u8]> =
+    &Aligned { _align: [], bytes: *include_bytes!(concat!(env!("OUT_DIR"), "/builtin_dfas.bin")) };
+
+/// The serialized DFA at `span`.
+pub fn dfa_bytes(span: (u32, u32)) -> &'static [u8] {
+    &DFAS.bytes[span.0 as usize..(span.0 + span.1) as usize]
+}

@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
+use regex_syntax::hir::Hir;
 use toml::Spanned;
 
 use super::builtin::BUILTIN_RULES;
@@ -95,10 +96,10 @@ pub fn builtin_rules() -> Vec<Rule> {
             id: Cow::Borrowed(b.id),
             action: b.action,
             target: b.target,
-            pattern: LazyRegex::new(Cow::Borrowed(b.pattern)),
-            unless: b.unless.map(|p| LazyRegex::new(Cow::Borrowed(p))),
-            operand: b.operand.map(|p| LazyRegex::new(Cow::Borrowed(p))),
-            unless_operand: b.unless_operand.map(|p| LazyRegex::new(Cow::Borrowed(p))),
+            pattern: LazyRegex::builtin(b.pattern, b.dfas[0]),
+            unless: b.unless.map(|p| LazyRegex::builtin(p, b.dfas[1])),
+            operand: b.operand.map(|p| LazyRegex::builtin(p, b.dfas[2])),
+            unless_operand: b.unless_operand.map(|p| LazyRegex::builtin(p, b.dfas[3])),
             reason: Cow::Borrowed(b.reason),
             tip: b.tip.map(Cow::Borrowed),
             examples: Cow::Borrowed(b.examples),
@@ -111,23 +112,34 @@ pub fn builtin_rules() -> Vec<Rule> {
         .collect()
 }
 
+/// Largest rules file cmdguard reads, and most `[[rule]]` and `[[allow]]` entries one file may
+/// hold (docs/rules.md, "Limits"): far beyond hand-written files, small enough that a runaway
+/// generator fails with a message instead of slowing every command.
+pub const MAX_FILE_BYTES: usize = 4 << 20;
+pub const MAX_ENTRIES: usize = 20_000;
+
 struct Ctx<'a> {
     file: &'a str,
-    text: &'a str,
+    lines: schema::LineIndex<'a>,
 }
 
 impl Ctx<'_> {
     fn err(&self, offset: usize, message: String) -> ConfigError {
-        let (line, col) = schema::line_col(self.text, offset);
+        let (line, col) = self.lines.line_col(offset);
         ConfigError::new(format!("rules file {}, line {line}, column {col}: {message}", self.file))
     }
 
-    fn regex(&self, id: &str, field: &str, p: &Spanned<String>) -> Result<Pattern, ConfigError> {
-        if let Err(e) = super::literals::check_syntax(p.get_ref()) {
-            return Err(self.err(p.span().start, format!("rule {id:?}: invalid regex in `{field}`: {e}")));
-        }
-        Pattern::new(p.get_ref())
-            .map_err(|e| self.err(p.span().start, format!("rule {id:?}: regex in `{field}` does not compile: {e}")))
+    fn line(&self, offset: usize) -> usize {
+        self.lines.line_col(offset).0
+    }
+
+    /// Parses and compiles one pattern, with its parsed syntax (for the prefilter).
+    fn regex(&self, id: &str, field: &str, p: &Spanned<String>) -> Result<(Pattern, Hir), ConfigError> {
+        let hir = super::literals::check_syntax(p.get_ref())
+            .map_err(|e| self.err(p.span().start, format!("rule {id:?}: invalid regex in `{field}`: {e}")))?;
+        let pattern = Pattern::from_hir(p.get_ref(), &hir)
+            .map_err(|e| self.err(p.span().start, format!("rule {id:?}: regex in `{field}` does not compile: {e}")))?;
+        Ok((pattern, hir))
     }
 }
 
@@ -140,9 +152,22 @@ fn valid_id(id: &str) -> bool {
 
 /// Parses and checks one rules file.
 pub fn parse_file(file: &str, text: &str, layer: Layer) -> Result<FileItems, ConfigError> {
-    let cx = Ctx { file, text };
+    if text.len() > MAX_FILE_BYTES {
+        return Err(ConfigError::new(format!(
+            "rules file {file}: {} KiB is more than the {} KiB a rules file may hold; split it or remove unused rules",
+            text.len() >> 10,
+            MAX_FILE_BYTES >> 10
+        )));
+    }
+    let cx = Ctx { file, lines: schema::LineIndex::new(text) };
     let raw: RuleFile = toml::from_str(text)
         .map_err(|e| cx.err(e.span().map_or(0, |s| s.start), e.message().trim_end().to_string()))?;
+    if raw.rules.len() + raw.allows.len() > MAX_ENTRIES {
+        return Err(ConfigError::new(format!(
+            "rules file {file}: {} rules and allow entries is more than the {MAX_ENTRIES} one file may hold; split it or remove unused rules",
+            raw.rules.len() + raw.allows.len()
+        )));
+    }
     let mut items = FileItems { settings: FileSettings::from_raw(&cx, raw.settings)?, ..FileItems::default() };
     let mut seen = HashSet::new();
     for r in raw.rules {
@@ -167,10 +192,10 @@ pub fn parse_file(file: &str, text: &str, layer: Layer) -> Result<FileItems, Con
                 cx.err(at, format!("rule {id:?}: `operand` and `unless_operand` apply only to target = \"segment\""))
             );
         }
-        let pattern = cx.regex(&id, "pattern", &r.pattern)?;
-        let prefilter = super::literals::prefilter(pattern.as_str());
+        let (pattern, hir) = cx.regex(&id, "pattern", &r.pattern)?;
+        let prefilter = super::literals::prefilter_of(&hir);
         let optional = |field: &str, p: &Option<Spanned<String>>| -> Result<Option<LazyRegex>, ConfigError> {
-            p.as_ref().map(|p| cx.regex(&id, field, p).map(LazyRegex::compiled)).transpose()
+            p.as_ref().map(|p| cx.regex(&id, field, p).map(|(p, _)| LazyRegex::compiled(p))).transpose()
         };
         let rule = Rule {
             unless: optional("unless", &r.unless)?,
@@ -178,7 +203,7 @@ pub fn parse_file(file: &str, text: &str, layer: Layer) -> Result<FileItems, Con
             unless_operand: optional("unless_operand", &r.unless_operand)?,
             literals: prefilter.as_ref().map(|(_, ls)| ls.iter().cloned().map(Cow::Owned).collect()),
             anchored: prefilter.as_ref().is_some_and(|(anchored, _)| *anchored),
-            conjuncts: super::literals::conjuncts_after(prefilter.as_ref(), pattern.as_str())
+            conjuncts: super::literals::conjuncts_after_of(prefilter.as_ref(), &hir)
                 .into_iter()
                 .map(|set| set.into_iter().map(Cow::Owned).collect())
                 .collect(),
@@ -190,14 +215,14 @@ pub fn parse_file(file: &str, text: &str, layer: Layer) -> Result<FileItems, Con
             tip: r.tip.map(Cow::Owned),
             examples: r.examples.into_iter().map(Cow::Owned).collect::<Vec<_>>().into(),
             counterexamples: r.counterexamples.into_iter().map(Cow::Owned).collect::<Vec<_>>().into(),
-            origin: Origin { layer, file: Cow::Owned(file.to_string()), line: schema::line_col(text, at).0 },
+            origin: Origin { layer, file: Cow::Owned(file.to_string()), line: cx.line(at) },
         };
         items.rules.push(rule);
     }
     for a in raw.allows {
         let (command, pattern, at) = match (a.command, a.pattern) {
             (Some(c), None) => (Some(c.get_ref().clone()), None, c.span().start),
-            (None, Some(p)) => (None, Some(cx.regex("allow", "pattern", &p)?), p.span().start),
+            (None, Some(p)) => (None, Some(cx.regex("allow", "pattern", &p)?.0), p.span().start),
             _ => {
                 return Err(cx.err(0, "an [[allow]] entry needs exactly one of `command` or `pattern`".into()));
             }
@@ -206,7 +231,7 @@ pub fn parse_file(file: &str, text: &str, layer: Layer) -> Result<FileItems, Con
         items.allows.push(Allow { command, pattern, reason: a.reason, origin });
     }
     for d in raw.disable {
-        let (line, col) = schema::line_col(text, d.span().start);
+        let (line, col) = cx.lines.line_col(d.span().start);
         items.disable.push((d.into_inner(), line, col));
     }
     Ok(items)
@@ -250,6 +275,55 @@ mod tests {
         // A rule without literals compiles its regex on every invocation; keep start-up cheap.
         let without: Vec<_> = builtin_rules().into_iter().filter(|r| r.literals.is_none()).map(|r| r.id).collect();
         assert!(without.is_empty(), "rules without prefilter literals: {without:?}");
+    }
+
+    #[test]
+    fn oversized_patterns_and_files_fail_naming_the_rule() {
+        let bomb = "[[rule]]\nid = \"bomb\"\naction = \"ask\"\npattern = '(?:(?:(?:a{100}){100}){100}){100}'\nreason = \"x\"\n";
+        let e = error(bomb);
+        assert!(e.contains("t.toml, line 4") && e.contains("\"bomb\"") && e.contains("KiB"), "{e}");
+        let rule =
+            |i: usize| format!("[[rule]]\nid = \"r{i}\"\naction = \"ask\"\npattern = 'tool{i}'\nreason = \"x\"\n");
+        let many: String = (0..=MAX_ENTRIES).map(rule).collect();
+        assert!(error(&many).contains("20000"), "{}", error(&many));
+        let big = format!("# {}\n", "x".repeat(MAX_FILE_BYTES));
+        assert!(error(&big).contains("KiB"));
+    }
+
+    #[test]
+    fn embedded_dfas_pass_the_checked_deserializer() {
+        // Run time reads them unchecked (rules::Pattern::embedded); this is the check.
+        for b in BUILTIN_RULES {
+            for &span in b.dfas.iter().flat_map(|d| d.iter()) {
+                let bytes = super::super::builtin::dfa_bytes(span);
+                if let Err(e) = regex_automata::dfa::sparse::DFA::from_bytes(bytes) {
+                    panic!("{}: embedded DFA does not deserialize: {e}", b.id);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn embedded_dfas_match_as_the_full_regex_does() {
+        // Verdicts read the DFAs build.rs embedded (or split into alternatives); `explain` reads
+        // the full regex. Both must say the same of every text.
+        for r in builtin_rules() {
+            let texts: Vec<String> = r
+                .examples
+                .iter()
+                .chain(r.counterexamples.iter())
+                .flat_map(|t| [t.to_string(), format!("x {t}"), format!("{t} x"), t.replace(' ', "  ")])
+                .collect();
+            for p in [Some(&r.pattern), r.unless.as_ref(), r.operand.as_ref(), r.unless_operand.as_ref()]
+                .into_iter()
+                .flatten()
+            {
+                let full = regex::bytes::RegexBuilder::new(&p.source).unicode(false).build().unwrap();
+                for t in &texts {
+                    assert_eq!(p.get().is_match(t), full.is_match(t.as_bytes()), "{} {:?} on {t:?}", r.id, p.source);
+                }
+            }
+        }
     }
 
     #[test]

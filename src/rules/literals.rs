@@ -63,6 +63,11 @@ const MAX_CONJUNCTS: usize = 8;
 /// one literal of (`^docker\s+(.*\s)?system\s+prune` needs `docker`, `system` and `prune`). Checked
 /// before a candidate's regex runs, so near misses cost a few byte searches instead of a regex.
 pub fn conjuncts(pattern: &str) -> Vec<Vec<Vec<u8>>> {
+    check_syntax(pattern).map(|hir| conjuncts_of(&hir)).unwrap_or_default()
+}
+
+/// `conjuncts` of a parsed pattern.
+pub fn conjuncts_of(hir: &Hir) -> Vec<Vec<Vec<u8>>> {
     fn walk(hir: &Hir, out: &mut Vec<Vec<Vec<u8>>>) {
         match hir.kind() {
             HirKind::Literal(lit) if lit.0.len() >= MIN_LITERAL => out.push(vec![lit.0.to_vec()]),
@@ -73,9 +78,8 @@ pub fn conjuncts(pattern: &str) -> Vec<Vec<Vec<u8>>> {
             _ => {}
         }
     }
-    let Ok(hir) = check_syntax(pattern) else { return Vec::new() };
     let mut out = Vec::new();
-    walk(&hir, &mut out);
+    walk(hir, &mut out);
     out.iter_mut().for_each(|set| set.sort());
     // Longest literals first: they reject most.
     out.sort_by_key(|set| std::cmp::Reverse(set.iter().map(Vec::len).min().unwrap_or(0)));
@@ -86,7 +90,12 @@ pub fn conjuncts(pattern: &str) -> Vec<Vec<Vec<u8>>> {
 /// The conjunct sets worth checking once the prefilter has chosen the rule: a set is dropped when
 /// every prefilter literal contains one of its literals, since the text then holds it already.
 pub fn conjuncts_after(prefilter: Option<&(bool, Vec<Vec<u8>>)>, pattern: &str) -> Vec<Vec<Vec<u8>>> {
-    let mut sets = conjuncts(pattern);
+    check_syntax(pattern).map(|hir| conjuncts_after_of(prefilter, &hir)).unwrap_or_default()
+}
+
+/// `conjuncts_after` of a parsed pattern.
+pub fn conjuncts_after_of(prefilter: Option<&(bool, Vec<Vec<u8>>)>, hir: &Hir) -> Vec<Vec<Vec<u8>>> {
+    let mut sets = conjuncts_of(hir);
     if let Some((_, lits)) = prefilter {
         let contains = |hay: &[u8], needle: &[u8]| hay.windows(needle.len()).any(|w| w == needle);
         sets.retain(|set| !lits.iter().all(|l| set.iter().any(|s| contains(l, s))));
@@ -98,9 +107,13 @@ pub fn conjuncts_after(prefilter: Option<&(bool, Vec<Vec<u8>>)>, pattern: &str) 
 /// at the start of the text (`^rm\s`), literals one of which the text must start with; else
 /// literals one of which it must contain. `None` when no useful finite set exists.
 pub fn prefilter(pattern: &str) -> Option<(bool, Vec<Vec<u8>>)> {
-    let hir = check_syntax(pattern).ok()?;
+    prefilter_of(&check_syntax(pattern).ok()?)
+}
+
+/// `prefilter` of a parsed pattern (a rules file parses each pattern once).
+pub fn prefilter_of(hir: &Hir) -> Option<(bool, Vec<Vec<u8>>)> {
     if hir.properties().look_set_prefix().contains(Look::Start) {
-        let seq = Extractor::new().limit_class(2).kind(ExtractKind::Prefix).extract(&hir);
+        let seq = Extractor::new().limit_class(2).kind(ExtractKind::Prefix).extract(hir);
         if let Some(lits) =
             seq.literals().filter(|l| !l.is_empty() && l.iter().all(|l| l.as_bytes().len() >= MIN_LITERAL))
         {
@@ -110,21 +123,24 @@ pub fn prefilter(pattern: &str) -> Option<(bool, Vec<Vec<u8>>)> {
             return Some((true, out));
         }
     }
-    required_literals(pattern).map(|l| (false, l))
+    required_literals_of(hir).map(|l| (false, l))
 }
 
 /// The literals one of which every match contains, or `None` when no useful finite set exists
 /// (the rule is then checked against every text).
 pub fn required_literals(pattern: &str) -> Option<Vec<Vec<u8>>> {
-    let hir = check_syntax(pattern).ok()?;
-    if let Some(mut lits) = required(&hir) {
+    required_literals_of(&check_syntax(pattern).ok()?)
+}
+
+fn required_literals_of(hir: &Hir) -> Option<Vec<Vec<u8>>> {
+    if let Some(mut lits) = required(hir) {
         lits.sort();
         lits.dedup();
         return Some(lits);
     }
     for prefix in [true, false] {
         let kind = if prefix { ExtractKind::Prefix } else { ExtractKind::Suffix };
-        let mut seq = Extractor::new().limit_class(2).kind(kind).extract(&hir);
+        let mut seq = Extractor::new().limit_class(2).kind(kind).extract(hir);
         if prefix {
             seq.optimize_for_prefix_by_preference();
         } else {

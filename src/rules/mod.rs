@@ -1,7 +1,7 @@
 //! Rules, compiled: the `Policy` every decision reads. Rule files are read as written
 //! (`schema`), checked and turned into `Rule`s (`compile`); the built-in packs come precompiled
-//! (`builtin`). Regexes compile on first use, chosen by a literal prefilter, so a command that
-//! mentions no rule's keywords costs no regex compilation at all.
+//! (`builtin`, with their DFAs built at build time). A literal prefilter picks the rules a text
+//! could match, so a command that mentions no rule's keywords touches no automaton at all.
 
 pub mod builtin;
 pub mod compile;
@@ -12,8 +12,9 @@ pub mod schema;
 use std::borrow::Cow;
 use std::sync::{Mutex, OnceLock};
 
+use regex_automata::dfa::{Automaton, sparse};
 use regex_automata::hybrid;
-use regex_automata::nfa::thompson::WhichCaptures;
+use regex_automata::nfa::thompson::{self, WhichCaptures};
 
 pub use schema::{Action, Target};
 
@@ -64,24 +65,42 @@ impl std::fmt::Display for Origin {
     }
 }
 
-/// Most memory one rule's lazy DFA may use: command texts are short, and hundreds of rules must
-/// fit in a few MiB in batch runs.
-const DFA_CACHE_BYTES: usize = 256 * 1024;
+/// Most memory one user rule's lazy DFA may use: command texts are short, and hundreds of rules
+/// must fit in a few MiB in batch runs. A pattern whose automaton cannot work within it fails to
+/// load (docs/rules.md, "Limits").
+pub const DFA_CACHE_BYTES: usize = 256 * 1024;
+
+/// Largest NFA a user rule's pattern may compile to (regex-automata's measure of its heap size).
+/// `(?:a{100}){100}` and its like would otherwise take gigabytes and abort the process.
+pub const NFA_SIZE_BYTES: usize = 1024 * 1024;
 
 /// A compiled rule pattern. Rules match canonical command text (NFKC-normalized, mostly ASCII),
 /// so patterns are compiled over bytes with ASCII classes: `\s`, `\w`, `\d`, `\b` and `(?i)` are
 /// ASCII, `.` is any byte but `\n`. Unicode tables would make every compiled rule several times
 /// larger, and hundreds of rules must fit in a few MiB.
 ///
-/// Deciding needs only "does it match": that is one forward lazy DFA with no capture states.
-/// The match span, which `explain` shows, comes from a full `regex` built only when asked, so a
-/// batch over every rule never builds the reverse automata, capture engines and prefilters a
-/// full regex carries (about half of a rule's memory).
+/// Deciding needs only "does it match": one forward DFA search with no capture states, stopping
+/// at the first match state (earliest). The match span, which `explain` shows, comes from a full
+/// `regex` built only when asked.
 pub struct Pattern {
-    source: String,
-    dfa: hybrid::dfa::DFA,
-    cache: Mutex<hybrid::dfa::Cache>,
+    source: Cow<'static, str>,
+    engine: Engine,
     full: OnceLock<regex::bytes::Regex>,
+}
+
+enum Engine {
+    /// A built-in pattern's sparse DFAs (one, or one per alternative), determinized by
+    /// `build.rs` and read in place from the binary: a hit costs a scan, not a compile.
+    Embedded(Vec<sparse::DFA<&'static [u8]>>),
+    /// A user pattern's lazy DFA, built from its NFA when the file loads (so size limits fail
+    /// there, naming the rule); its cache of states is made on the first search.
+    Lazy(Box<LazyDfa>),
+}
+
+/// A lazy DFA and its cache (boxed in `Engine`: it is a kilobyte, a built-in entry 24 bytes).
+struct LazyDfa {
+    dfa: hybrid::dfa::DFA,
+    cache: OnceLock<Mutex<hybrid::dfa::Cache>>,
 }
 
 impl std::fmt::Debug for Pattern {
@@ -91,30 +110,80 @@ impl std::fmt::Debug for Pattern {
 }
 
 impl Pattern {
+    /// Parses and compiles a user pattern.
     pub fn new(source: &str) -> Result<Pattern, String> {
+        let hir = literals::check_syntax(source)?;
+        Pattern::from_hir(source, &hir)
+    }
+
+    /// Compiles a user pattern from its parsed syntax, within the size limits.
+    pub fn from_hir(source: &str, hir: &regex_syntax::hir::Hir) -> Result<Pattern, String> {
+        let nfa = thompson::Compiler::new()
+            .configure(
+                thompson::Config::new()
+                    .utf8(false)
+                    .which_captures(WhichCaptures::None)
+                    .nfa_size_limit(Some(NFA_SIZE_BYTES)),
+            )
+            .build_from_hir(hir)
+            .map_err(|e| match e.size_limit() {
+                Some(_) => format!(
+                    "its automaton is larger than the {} KiB a pattern may use; simplify the pattern or split the rule",
+                    NFA_SIZE_BYTES >> 10
+                ),
+                None => e.to_string(),
+            })?;
         let dfa = hybrid::dfa::DFA::builder()
-            .syntax(regex_automata::util::syntax::Config::new().unicode(false).utf8(false))
-            .thompson(regex_automata::nfa::thompson::Config::new().utf8(false).which_captures(WhichCaptures::None))
             .configure(
                 hybrid::dfa::DFA::config()
                     .cache_capacity(DFA_CACHE_BYTES)
                     // Never give up on a search: when the cache fills, clear it and go on.
                     .minimum_cache_clear_count(None),
             )
-            .build(source)
-            .map_err(|e| e.to_string())?;
-        let cache = Mutex::new(dfa.create_cache());
-        Ok(Pattern { source: source.to_string(), dfa, cache, full: OnceLock::new() })
+            .build_from_nfa(nfa)
+            .map_err(|_| {
+                format!(
+                    "its automaton needs more than the {} KiB of matching memory a pattern may use; simplify the pattern or split the rule",
+                    DFA_CACHE_BYTES >> 10
+                )
+            })?;
+        let engine = Engine::Lazy(Box::new(LazyDfa { dfa, cache: OnceLock::new() }));
+        Ok(Pattern { source: Cow::Owned(source.to_string()), engine, full: OnceLock::new() })
+    }
+
+    /// A built-in pattern from its DFAs in the binary.
+    fn embedded(source: &'static str, spans: builtin::DfaSpans) -> Pattern {
+        // Checking the bytes (`from_bytes`) walks every state of the DFA and cost more than the
+        // search itself (1.8 M instructions for `rm -rf ~`), on every hit.
+        let dfas = spans
+            .iter()
+            // SAFETY: the bytes are exactly what build.rs's `to_bytes_*` wrote for this target's
+            // byte order, with the same regex-automata (one Cargo.lock serves the build script and
+            // the binary), so they are a valid serialized sparse DFA. A test deserializes every
+            // one of them checked (`compile::tests::embedded_dfas_pass_the_checked_deserializer`).
+            .map(|&span| match unsafe { sparse::DFA::from_bytes_unchecked(builtin::dfa_bytes(span)) } {
+                Ok((dfa, _)) => dfa,
+                Err(e) => panic!("built-in DFA of {source:?} does not deserialize: {e}"),
+            })
+            .collect();
+        Pattern { source: Cow::Borrowed(source), engine: Engine::Embedded(dfas), full: OnceLock::new() }
     }
 
     pub fn is_match(&self, text: &str) -> bool {
         let input = regex_automata::Input::new(text.as_bytes()).earliest(true);
-        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        match self.dfa.try_search_fwd(&mut cache, &input) {
-            Ok(m) => m.is_some(),
-            // Not expected (no quit bytes, never gives up); the full regex answers the same.
-            Err(_) => self.full().is_match(text.as_bytes()),
-        }
+        let found = match &self.engine {
+            Engine::Embedded(dfas) => {
+                dfas.iter().try_fold(false, |found, dfa| Ok(found || dfa.try_search_fwd(&input)?.is_some()))
+            }
+            Engine::Lazy(lazy) => {
+                let cache = lazy.cache.get_or_init(|| Mutex::new(lazy.dfa.create_cache()));
+                let mut cache = cache.lock().unwrap_or_else(|p| p.into_inner());
+                lazy.dfa.try_search_fwd(&mut cache, &input).map(|m| m.is_some())
+            }
+        };
+        // An error is not expected (no quit bytes, never gives up); the full regex answers the
+        // same question.
+        found.unwrap_or_else(|_| self.full().is_match(text.as_bytes()))
     }
 
     fn full(&self) -> &regex::bytes::Regex {
@@ -140,34 +209,38 @@ impl Pattern {
 /// Literals one of which a text must contain; built-in rules borrow theirs from the binary.
 pub type LiteralSet = Cow<'static, [Cow<'static, [u8]>]>;
 
-/// A pattern compiled on first use. Syntax is checked when the rule loads.
+/// A rule's pattern: a built-in one is read from its embedded DFA on first use (chosen by the
+/// prefilter, so start-up touches no DFA); a user one is compiled when its file loads.
 #[derive(Debug)]
 pub struct LazyRegex {
     pub source: Cow<'static, str>,
-    /// Boxed: a compiled pattern is about a kilobyte, and hundreds of rules are built on every
-    /// start with their patterns not yet compiled.
+    /// The built-in pattern's serialized DFAs.
+    embedded: Option<builtin::DfaSpans>,
+    /// Boxed: hundreds of built-in rules are set up on every start with their patterns unread.
     compiled: OnceLock<Box<Pattern>>,
 }
 
 impl LazyRegex {
-    pub fn new(source: Cow<'static, str>) -> LazyRegex {
-        LazyRegex { source, compiled: OnceLock::new() }
+    /// A built-in pattern, with its DFA from `build.rs`.
+    pub fn builtin(source: &'static str, dfas: builtin::DfaSpans) -> LazyRegex {
+        let embedded = Some(dfas).filter(|d| !d.is_empty());
+        LazyRegex { source: Cow::Borrowed(source), embedded, compiled: OnceLock::new() }
     }
 
     pub fn compiled(regex: Pattern) -> LazyRegex {
-        let lazy = LazyRegex::new(Cow::Owned(regex.as_str().to_string()));
-        let _ = lazy.compiled.set(Box::new(regex));
-        lazy
+        let source = Cow::Owned(regex.as_str().to_string());
+        LazyRegex { source, embedded: None, compiled: OnceLock::from(Box::new(regex)) }
     }
 
     pub fn get(&self) -> &Pattern {
-        // Built-in patterns were checked by build.rs and `rules test`; a failure here is an
-        // internal error, which stops the command (see main's panic hook).
         self.compiled.get_or_init(|| {
-            Box::new(
-                Pattern::new(&self.source)
+            Box::new(match (&self.source, self.embedded) {
+                (Cow::Borrowed(source), Some(spans)) => Pattern::embedded(source, spans),
+                // Not reached: every built-in pattern has its DFA and every user pattern is
+                // compiled at load. A failure here is an internal error (see main's panic hook).
+                _ => Pattern::new(&self.source)
                     .unwrap_or_else(|e| panic!("rule pattern {:?} does not compile: {e}", self.source)),
-            )
+            })
         })
     }
 }

@@ -106,11 +106,56 @@ pub struct RawAllow {
     pub context: Option<Spanned<String>>,
 }
 
-/// 1-based line and column of a byte offset in `text`.
+/// Where the lines of a text start, found once per file so that each position asked for costs
+/// a binary search, not a count of newlines from the top (which made loading quadratic).
+pub struct LineIndex<'a> {
+    text: &'a str,
+    starts: Vec<usize>,
+}
+
+impl<'a> LineIndex<'a> {
+    pub fn new(text: &'a str) -> LineIndex<'a> {
+        let newlines = newline_ends(text.as_bytes());
+        LineIndex { text, starts: std::iter::once(0).chain(newlines).collect() }
+    }
+
+    /// 1-based line and column of a byte offset.
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let offset = offset.min(self.text.len());
+        let line = self.starts.partition_point(|&s| s <= offset);
+        let start = self.starts[line - 1];
+        let col = self.text.get(start..offset).map_or(offset - start, |l| l.chars().count()) + 1;
+        (line, col)
+    }
+}
+
+/// Offsets just after each `\n`.
+fn newline_ends(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    bytes.iter().enumerate().filter(|(_, b)| **b == b'\n').map(|(i, _)| i + 1)
+}
+
+/// 1-based line and column of a byte offset in `text` (one lookup; use `LineIndex` for many).
 pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let offset = offset.min(text.len());
-    let before = &text[..offset];
-    let line = before.matches('\n').count() + 1;
-    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    (line, col)
+    LineIndex::new(text).line_col(offset)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_index_agrees_with_counting_newlines() {
+        let text = "a\nbé\n\nlast";
+        let index = LineIndex::new(text);
+        for offset in 0..=text.len() + 2 {
+            let o = offset.min(text.len());
+            if !text.is_char_boundary(o) {
+                continue;
+            }
+            let before = &text[..o];
+            let line = before.matches('\n').count() + 1;
+            let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            assert_eq!(index.line_col(offset), (line, col), "offset {offset}");
+        }
+    }
 }
