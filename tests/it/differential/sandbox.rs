@@ -140,7 +140,13 @@ impl Sandbox {
         // SAFETY: getuid has no preconditions.
         let is_root = unsafe { libc::getuid() } == 0;
         assert!(is_root, "the differential harness runs its shells as a throwaway uid and needs root to do so");
-        let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+        // Not under the target directory: the shells see fresh tmpfs over /tmp, /var/tmp and
+        // /dev/shm (a checkout under /tmp would vanish for them), and run as a uid that must
+        // reach the sandbox (a checkout under a private home would be out of its reach).
+        // /run is root's, traversable, and not masked.
+        let base = PathBuf::from("/run/cmdguard-differential");
+        std::fs::create_dir_all(&base).unwrap();
+        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).unwrap();
         // Two sandboxes of one test process (bounded and long run) get their own directory and uid.
         static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
