@@ -107,15 +107,21 @@ impl Analyzer {
     }
 
     /// Walks the complete lines before the one that does not parse (up to char offset `upto`).
-    fn walk_lines_before(&mut self, text: &str, upto: usize) {
-        let end = text.char_indices().nth(upto).map_or(text.len(), |(i, _)| i);
-        let prefix = &text[..end];
-        if prefix.trim().is_empty() || self.parsed + prefix.len() > MAX_PARSED_BYTES {
-            return;
-        }
-        self.parsed += prefix.len();
-        if let Ok((script, _)) = super::parse::parse_in(prefix, self.dialect) {
-            self.walk_script(&script);
+    /// Cut there, a here-document can lose its end: then the lines before that are tried.
+    fn walk_lines_before(&mut self, text: &str, mut upto: usize) {
+        let mut text = text;
+        for _ in 0..8 {
+            let end = text.char_indices().nth(upto).map_or(text.len(), |(i, _)| i);
+            let prefix = &text[..end];
+            if prefix.trim().is_empty() || self.parsed + prefix.len() > MAX_PARSED_BYTES {
+                return;
+            }
+            self.parsed += prefix.len();
+            match super::parse::parse_in(prefix, self.dialect) {
+                Ok((script, _)) => return self.walk_script(&script),
+                Err(e) if e.complete < upto => (text, upto) = (prefix, e.complete),
+                Err(_) => return,
+            }
         }
     }
 

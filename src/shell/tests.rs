@@ -326,5 +326,8 @@ fn budgets_stop_blow_ups() {
 fn lines_before_a_syntax_error_are_judged() {
     let a = analyze_script("rm -rf /\necho 'unterminated");
     assert!(a.segments.iter().any(|s| s.text == "rm -rf /"), "{:?}", a.segments);
+    // Cut before the failing line, a here-document loses its end: the lines before it count.
+    let a = analyze_script("rm -rf /\nls <<A\n`\nA\n`");
+    assert!(a.segments.iter().any(|s| s.text == "rm -rf /"), "{:?}", a.segments);
     assert!(a.issues.iter().any(|i| i.kind == IssueKind::Unparseable));
 }
