@@ -96,9 +96,8 @@ impl Analyzer {
                 // are judged. In dash's second reading (of this text, or of a script nested in
                 // it), a line only bash reads (`diff <(a) <(b)`) runs nothing, so only those
                 // lines count; an error in both readings was reported by bash's.
-                if !e.limit {
-                    self.walk_lines_before(text, e.complete);
-                }
+                // Over a limit (depth, commands) too: the lines before it still run.
+                self.walk_lines_before(text, e.complete);
                 if !second && !self.second {
                     self.unparseable(&e);
                 }
