@@ -147,6 +147,10 @@ impl Analyzer {
                 *value = None;
             }
         }
+        // One it removed (`unset IFS`) may still hold its old value: unknown too.
+        for name in before.keys() {
+            self.env.entry(name.clone()).or_insert(None);
+        }
     }
 
     fn walk_pipeline(&mut self, pipeline: &Pipeline) {
