@@ -161,9 +161,11 @@ impl Analyzer {
     }
 
     /// The value of `-C`-style callback options: shell code run later.
+    /// bash runs a callback with words of its own appended (the line index and line for
+    /// `mapfile -C`; the command, word and previous word for `complete -C`): read as `"$@"`.
     fn callback(&mut self, opts: &[(String, Option<String>)], flag: &str, origin: &str) {
         for (_, value) in opts.iter().filter(|(n, _)| n == flag) {
-            self.later_script(origin, value.as_deref().unwrap_or(""));
+            self.later_script(origin, &format!("{} \"$@\"", value.as_deref().unwrap_or("")));
         }
     }
 

@@ -286,7 +286,8 @@ fn code_run_later_is_analysed_where_it_is_defined() {
         ("trap 'rm -rf ~' EXIT", "rm -rf ~"),
         ("let 'a[$(rm -rf ~)]'", "rm -rf ~"),
         ("x='a[$(git reset --hard)]'; echo $((x))", "git reset --hard"),
-        ("mapfile -C 'rm -rf ~' arr < f", "rm -rf ~"),
+        // bash appends the line index and the line to the callback's words.
+        ("mapfile -C 'rm -rf ~' arr < f", "rm -rf ~ $@"),
         ("PROMPT_COMMAND='rm -rf ~'", "rm -rf ~"),
     ] {
         let segs = in_dialect(cmd, super::Dialect::Bash);
