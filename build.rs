@@ -4,9 +4,14 @@
 //! place. A malformed pack fails the build with the file, line and rule id, exactly as a
 //! malformed user file fails at run time.
 
+#[path = "build/programs.rs"]
+mod catalogue;
 #[path = "src/rules/literals.rs"]
 #[allow(dead_code)]
 mod literals;
+#[path = "src/shell/programs.rs"]
+#[allow(dead_code)]
+mod programs;
 #[path = "src/rules/schema.rs"]
 #[allow(dead_code)]
 mod schema;
@@ -41,6 +46,7 @@ fn main() {
     std::fs::write(dest.join("builtin_rules.rs"), out).expect("write builtin_rules.rs");
     std::fs::write(dest.join("builtin_dfas.bin"), &blob.bytes).expect("write builtin_dfas.bin");
     std::fs::write(dest.join("builtin_dfas.txt"), blob.summary()).expect("write builtin_dfas.txt");
+    catalogue::emit(dest);
 }
 
 /// The serialized DFAs of every built-in pattern, back to back, each starting at a multiple of

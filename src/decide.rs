@@ -125,7 +125,15 @@ pub fn decide(policy: &Policy, analysis: &Analysis) -> Decision {
         if unit_hits.is_empty() {
             continue;
         }
-        let unit_verdict = if unit_hits.iter().any(|h| policy.rules[h.rule].action == Action::Deny) {
+        let possible = match unit {
+            Unit::Segment(i) => analysis.is_possible(Some(i), None, None),
+            Unit::Pipeline(i) => analysis.is_possible(None, Some(i), None),
+            Unit::Line(i) => analysis.is_possible(None, None, Some(i)),
+        };
+        // What an unknown program's operand may carry asks: it may be plain data to it.
+        let unit_verdict = if possible {
+            Verdict::Ask
+        } else if unit_hits.iter().any(|h| policy.rules[h.rule].action == Action::Deny) {
             Verdict::Deny
         } else if let Some(a) = policy.allows.iter().enumerate().position(|(i, a)| {
             a.covers(text) && policy.allow_context(i).covers(place::unit_place(analysis, &places, unit).as_deref())

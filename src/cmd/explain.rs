@@ -43,6 +43,16 @@ pub fn trace(policy: &Policy, job: &Job, analysis: &Analysis, decision: &Decisio
         if !s.wrappers.is_empty() {
             let _ = writeln!(out, "      wrappers: {}", s.wrappers.join(", "));
         }
+        if let Some(from) = &s.possible {
+            let _ = writeln!(
+                out,
+                "      guessed:  a command inside {} (a program on no list in cmdguard's catalogue): a hit here asks, never denies",
+                escape(from)
+            );
+        }
+        if let Some(list) = crate::shell::program_list(&s.words[0]) {
+            let _ = writeln!(out, "      program:  {}", escape(&list));
+        }
         for n in &s.notes {
             let _ = writeln!(out, "      note:     {}", escape(n));
         }

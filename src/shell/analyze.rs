@@ -39,6 +39,8 @@ pub struct Analyzer {
     pub(super) expanded: usize,
     /// A budget ran out: the command asks, and nothing more is walked.
     pub(super) exhausted: bool,
+    /// Set while reading what an unknown program's operand may carry (`shell::open`): where.
+    pub(super) possible: Option<String>,
 }
 
 /// A redirection after expansion: `2>` and its target.
@@ -186,6 +188,9 @@ impl Analyzer {
             ));
         }
         if texts.len() > 1 {
+            if self.possible.is_some() {
+                self.out.possible_pipelines.push(self.out.pipelines.len());
+            }
             self.out.pipelines.push(texts.join(" | "));
         }
     }
@@ -383,6 +388,7 @@ impl Analyzer {
             // Normalized words are not what the program prints (`echo ｒｍ | sh`).
             is_static: u.words.iter().all(|f| !f.dynamic && !super::normalize::needs_normalizing(&f.text)),
             stdin_text: here.as_ref().filter(|h| !h.dynamic).map(|h| super::normalize(&h.text)),
+            possible: self.possible.clone(),
             words,
         };
         self.out.segments.push(seg);

@@ -56,6 +56,21 @@ impl Analyzer {
     }
 
     pub(super) fn nested(&mut self, n: Nested) {
+        if let NestedKind::Possible(inner) = n.kind {
+            // One level of guessing: an unknown program inside a guess is not read again.
+            if self.possible.is_some() {
+                return;
+            }
+            self.possible = Some(n.origin.clone());
+            let issues = self.out.issues.len();
+            self.nested(Nested { origin: n.origin, kind: *inner });
+            // The operand may be plain data: what cannot be read in it asks nothing, but a budget
+            // that ran out still does.
+            let found = self.out.issues.split_off(issues);
+            self.out.issues.extend(found.into_iter().filter(|i| i.kind == IssueKind::TooComplex));
+            self.possible = None;
+            return;
+        }
         if !self.descend(&n.origin) {
             return;
         }
@@ -95,6 +110,7 @@ impl Analyzer {
                     self.nested(Nested { origin: format!("{lang:?} code").to_lowercase(), kind: found });
                 }
             }
+            NestedKind::Possible(_) => unreachable!("read above"),
             NestedKind::Dynamic(what) => {
                 let origin = self.origin[..self.origin.len() - 1].join(" › ");
                 let place = if origin.is_empty() { String::new() } else { format!(" (in {origin})") };

@@ -53,6 +53,44 @@ impl Lang {
         }
     }
 
+    /// Short options that take a value which is not code (`python -W ignore`, `ruby -r lib`):
+    /// the value is skipped, so that the code option after it is found.
+    pub fn value_flags(self) -> &'static str {
+        match self {
+            Lang::Python => "WXQ",
+            Lang::Perl => "IMm",
+            Lang::Ruby => "rICEF",
+            Lang::Node => "rC",
+            Lang::Php => "cdzf",
+            Lang::Awk => "",
+        }
+    }
+
+    /// Long options that take a value which is not code (`node --require x`).
+    pub fn value_options(self) -> &'static [&'static str] {
+        match self {
+            Lang::Node => &[
+                "--require",
+                "--import",
+                "--loader",
+                "--experimental-loader",
+                "--input-type",
+                "--title",
+                "--conditions",
+                "--env-file",
+                "--inspect-port",
+                "--max-old-space-size",
+                "--stack-size",
+                "--localstorage-file",
+            ],
+            Lang::Python => &["--check-hash-based-pycs"],
+            Lang::Ruby => {
+                &["--encoding", "--external-encoding", "--internal-encoding", "--enable", "--disable", "--dump"]
+            }
+            _ => &[],
+        }
+    }
+
     /// An option after which no inline code follows (`python -m module`).
     pub fn stops_at(self, cluster: &str) -> bool {
         matches!(self, Lang::Python) && cluster.contains('m')
@@ -329,6 +367,7 @@ mod tests {
                 NestedKind::Argv(v) => v.into_iter().map(|f| f.text).collect::<Vec<_>>().join(" "),
                 NestedKind::Code(_, f) => format!("code: {}", f.text),
                 NestedKind::Dynamic(d) => format!("dynamic: {d}"),
+                NestedKind::Possible(_) => "possible".to_string(),
             })
             .collect()
     }

@@ -78,6 +78,7 @@ impl Analyzer {
         let args = &words[1..];
         match basename(&first.text) {
             "trap" => self.trap(words),
+            "git" => self.git_config_set(words),
             "mapfile" | "readarray" => {
                 let (i, opts) = skip_options(words, 1, "dnOstuC", &[], false);
                 self.callback(&opts, "-C", "mapfile -C");
@@ -166,6 +167,26 @@ impl Analyzer {
     fn callback(&mut self, opts: &[(String, Option<String>)], flag: &str, origin: &str) {
         for (_, value) in opts.iter().filter(|(n, _)| n == flag) {
             self.later_script(origin, &format!("{} \"$@\"", value.as_deref().unwrap_or("")));
+        }
+    }
+
+    /// `git config alias.wipe '!git reset --hard'` (or `git config set …`): the alias runs
+    /// wherever it is used later, so its command is read here; a key git runs
+    /// (`core.sshCommand`) likewise.
+    fn git_config_set(&mut self, words: &[Field]) {
+        let Some(at) = words.iter().position(|f| f.text == "config") else { return };
+        let (i, _) = skip_options(words, at + 1, "f", &["--file", "--blob", "--type", "--default", "--comment"], false);
+        let operands: Vec<&Field> = words[i..].iter().filter(|f| f.text != "set" && f.text != "--add").collect();
+        let [key, value, ..] = operands.as_slice() else { return };
+        let origin = format!("git config {}", key.text);
+        if let Some(cmd) = git_config_command(&key.text, &value.text) {
+            let kind = NestedKind::Script(Field { text: cmd, dynamic: key.dynamic || value.dynamic });
+            self.nested(Nested { origin, kind });
+        } else if key.text.to_ascii_lowercase().starts_with("alias.") {
+            // `git config alias.fp 'push --force'`: `git fp` runs `git push --force`.
+            let mut argv = vec![Field::lit("git")];
+            argv.extend(value.text.split_whitespace().map(|w| Field { text: w.to_string(), dynamic: value.dynamic }));
+            self.nested(Nested { origin, kind: NestedKind::Argv(argv) });
         }
     }
 

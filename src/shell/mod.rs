@@ -6,6 +6,7 @@
 mod analyze;
 mod ansi_c;
 mod ast;
+mod catalog;
 mod compound;
 mod descend;
 mod dialect;
@@ -15,8 +16,12 @@ mod interp;
 mod later;
 mod nested;
 mod normalize;
+mod open;
 mod output;
 mod parse;
+// The catalogue's file format: `build.rs` reads all of it; the binary uses only `Role`.
+#[allow(dead_code)]
+mod programs;
 mod reading;
 mod redirect;
 mod unwrap;
@@ -73,6 +78,9 @@ pub struct Segment {
     pub is_static: bool,
     /// Text fed to its standard input by a here-document or here-string, if known.
     pub stdin_text: Option<String>,
+    /// Set when this command is what an unknown program's operand may carry, not a command
+    /// the shell surely runs: its hits ask and never deny. Says where it was read.
+    pub possible: Option<String>,
 }
 
 impl Segment {
@@ -118,6 +126,19 @@ pub struct Analysis {
     /// Each pipeline of two or more commands, its segments joined by ` | `.
     pub pipelines: Vec<String>,
     pub issues: Vec<Issue>,
+    /// Indices of the lines and pipelines read from an unknown program's operands (see
+    /// `Segment::possible`).
+    pub possible_lines: Vec<usize>,
+    pub possible_pipelines: Vec<usize>,
+}
+
+impl Analysis {
+    /// Whether a unit was only guessed from an unknown program's operands.
+    pub fn is_possible(&self, segment: Option<usize>, pipeline: Option<usize>, line: Option<usize>) -> bool {
+        segment.is_some_and(|i| self.segments[i].possible.is_some())
+            || pipeline.is_some_and(|i| self.possible_pipelines.contains(&i))
+            || line.is_some_and(|i| self.possible_lines.contains(&i))
+    }
 }
 
 /// Analyses a command given as shell text (`-c STRING`) for a shell that may be bash or dash:
@@ -158,4 +179,22 @@ pub fn join(words: &[String]) -> String {
 /// The last path component of a program name (`/usr/bin/rm` → `rm`).
 pub fn basename(word: &str) -> &str {
     word.rsplit('/').next().filter(|b| !b.is_empty()).unwrap_or(word)
+}
+
+/// Which list of the program catalogue a program is on, for `explain`.
+pub fn program_list(program: &str) -> Option<String> {
+    let role = |r: catalog::Role| match r {
+        catalog::Role::Wrapper => "a wrapper: runs the command its operands form",
+        catalog::Role::Carrier => "a carrier: some options carry a command it runs",
+        catalog::Role::Data => "data: takes its operands as plain data",
+        catalog::Role::Analysed => "read in code by the analysis",
+    };
+    match catalog::find(program) {
+        Some(p) => {
+            let about = if p.about.is_empty() { String::new() } else { format!(" ({})", p.about) };
+            Some(format!("`{program}` is {}{about}, entry `{}` in {}", role(p.role), p.names[0], p.file))
+        }
+        None if catalog::named_by_rules(program) => Some(format!("`{program}` is named by the built-in rules")),
+        None => Some(format!("`{program}` is on no list: its operands are read for commands they may carry")),
+    }
 }

@@ -21,6 +21,9 @@ pub enum NestedKind {
     Code(Lang, Field),
     /// A script that is only known at run time; the text says what.
     Dynamic(String),
+    /// What an unknown program's operand may carry (`shell::open`): read as the inner kind, but
+    /// what it finds asks, and what cannot be read there asks nothing.
+    Possible(Box<NestedKind>),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -223,13 +226,21 @@ fn code_of(lang: Lang, words: &[Field], u: &mut Unwrapped) {
                 }
                 return;
             }
-            i += 1;
+            // `node --require ./x.js -e …`: the value is not the script.
+            i += if inline.is_none() && lang.value_options().contains(&w) { 2 } else { 1 };
             continue;
         }
         let Some(cluster) = w.strip_prefix('-').filter(|c| !c.is_empty()) else {
             break;
         };
-        if let Some(pos) = cluster.find(|c| flags.contains(c)) {
+        // `python -W ignore -c …`, `ruby -r json -e …`: a value before the code option.
+        let valued = cluster.find(|c| lang.value_flags().contains(c));
+        let coded = cluster.find(|c| flags.contains(c));
+        if let Some(v) = valued.filter(|&v| coded.is_none_or(|c| v < c)) {
+            i += if v + 1 == cluster.len() { 2 } else { 1 };
+            continue;
+        }
+        if let Some(pos) = coded {
             let rest = &cluster[pos + 1..];
             let code = if rest.is_empty() { words.get(i + 1).cloned() } else { Some(Field::lit(rest)) };
             if let Some(code) = code {

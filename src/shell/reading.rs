@@ -24,6 +24,9 @@ impl Analyzer {
         if let Some(hazard) = super::normalize::syntax_hazard(text) {
             self.issue(IssueKind::Unparseable, format!("{hazard}{}", self.place()));
         }
+        if self.possible.is_some() {
+            self.out.possible_lines.push(self.out.lines.len());
+        }
         self.out.lines.push(super::normalize(text));
         let (outer, outer_sensitive) = (self.dialect, std::mem::take(&mut self.sensitive));
         match dialect {

@@ -2,6 +2,7 @@
 //! Each is removed with its own options so that rules see the real program. Wrappers that run a
 //! script string (`env -S`, `flock -c`, `watch`) hand it on as a nested script.
 
+use super::catalog::{self, Role};
 use super::nested::{self, Nested, NestedKind, StdinUse, script_of};
 use super::{Field, basename};
 
@@ -110,6 +111,19 @@ fn skip_assignments(words: &[Field], mut i: usize) -> usize {
 }
 
 fn step(prog: &str, w: &[Field]) -> Option<Step> {
+    // A wrapper the rules judge themselves (`sshpass -p`) stays in view: `shell::open` reads
+    // the command it runs as a nested one.
+    if let Some(p) = catalog::find(prog).filter(|p| p.role == Role::Wrapper && !catalog::named_by_rules(prog)) {
+        let (reading, run) = catalog::read_wrapper(p, w);
+        if let Some((_, script)) = reading.scripts.into_iter().next() {
+            return Some(Step::Script(script));
+        }
+        return match run {
+            Some(i) if p.operands_script => Some(Step::Script(script_of(&w[i..]))),
+            Some(i) => Some(Step::Run(i)),
+            None => None,
+        };
+    }
     let run = |(i, _): (usize, Vec<Opt>)| Some(Step::Run(i));
     match prog {
         "sudo" => {
@@ -142,7 +156,6 @@ fn step(prog: &str, w: &[Field]) -> Option<Step> {
             let (i, opts) = skip_options(w, 1, "uC", &[], false);
             Some(login_shell(w, i, &opts, &["-s"]))
         }
-        "pkexec" => run(skip_options(w, 1, "", &["--user"], false)),
         "env" => {
             let (i, opts) = skip_options(
                 w,
@@ -165,11 +178,7 @@ fn step(prog: &str, w: &[Field]) -> Option<Step> {
             let (i, opts) = skip_options(w, 1, "", &[], false);
             if has(&opts, &["-v", "-V"]) { None } else { Some(Step::Run(i)) }
         }
-        "builtin" | "nohup" | "setsid" | "caffeinate" | "unbuffer" | "coproc" => {
-            run(skip_options(w, 1, "", &[], false))
-        }
         "exec" => run(skip_options(w, 1, "a", &[], false)),
-        "nice" => run(skip_options(w, 1, "n", &["--adjustment"], true)),
         // After bash's `time` keyword, `NAME=value` words are still assignments.
         "time" => {
             let (i, _) = skip_options(w, 1, "fo", &["--format", "--output"], false);
@@ -179,7 +188,6 @@ fn step(prog: &str, w: &[Field]) -> Option<Step> {
             let (i, _) = skip_options(w, 1, "sk", &["--signal", "--kill-after"], false);
             Some(Step::Run(i + 1))
         }
-        "stdbuf" => run(skip_options(w, 1, "ioe", &["--input", "--output", "--error"], false)),
         "ionice" => {
             let (i, opts) = skip_options(w, 1, "cnpPu", &["--class", "--classdata", "--pid", "--pgid", "--uid"], false);
             if has(&opts, &["-p", "-P", "-u", "--pid", "--pgid", "--uid"]) { None } else { Some(Step::Run(i)) }
@@ -247,8 +255,6 @@ fn step(prog: &str, w: &[Field]) -> Option<Step> {
                 None => Some(Step::Run(i)),
             }
         }
-        "bundle" => sub_run(w, &["exec"], "", &["--gemfile"]),
-        "poetry" | "pdm" | "rye" | "hatch" | "pipenv" | "devbox" => sub_run(w, &["run"], "", &[]),
         "pnpm" | "yarn" => sub_run(w, &["exec", "dlx"], "", &["--package"]),
         "npm" => sub_run(w, &["exec", "x"], "pc", &["--package", "--call"]),
         "uv" => sub_run(
@@ -269,13 +275,6 @@ fn step(prog: &str, w: &[Field]) -> Option<Step> {
                 "--with-requirements",
             ],
         ),
-        "pipx" => sub_run(w, &["run"], "", &["--spec", "--python"]),
-        "conda" | "mamba" | "micromamba" => sub_run(w, &["run"], "np", &["--name", "--prefix", "--cwd"]),
-        "mise" | "rtx" => sub_run(w, &["exec", "x"], "", &["--cd"]),
-        "direnv" => sub_run(w, &["exec"], "", &[]).map(|step| match step {
-            Step::Run(i) => Step::Run(i + 1),
-            other => other,
-        }),
         "nix-shell" => {
             let (_, opts) = skip_options(w, 1, "pIA", &["--run", "--command", "--packages", "--attr"], false);
             value(&opts, &["--run", "--command"]).map(|c| Step::Script(Field::lit(c)))
@@ -368,6 +367,7 @@ pub fn unwrap(mut words: Vec<Field>) -> Unwrapped {
         }
     }
     nested::carriers(&mut words, &mut u);
+    super::open::carried(&mut words, &mut u);
     u.words = words;
     u
 }
@@ -416,8 +416,6 @@ mod tests {
             ("/usr/bin/sudo /bin/rm x", "/bin/rm x"),
             ("sudo nice timeout 5 env A=1 rm x", "rm x"),
             ("npx -y rimraf dist", "rimraf dist"),
-            ("bundle exec rails db:drop", "rails db:drop"),
-            ("poetry run python manage.py flush", "python manage.py flush"),
             ("uv run --with x python -V", "python -V"),
             ("pnpm exec prisma migrate reset", "prisma migrate reset"),
             ("npm exec -- cdk destroy", "cdk destroy"),

@@ -92,6 +92,14 @@ impl Words<'_> {
         if p == g || (p.starts_with("<(") || p.starts_with(">(")) && g.starts_with("/dev/fd/") {
             return true;
         }
+        // A long option the program accepts abbreviated is spelled out in the segment
+        // (`--forc` is `--force`, `--to-com=x` is `--to-command=x`).
+        let name =
+            |w: &str| w.split_once('=').map_or((w.to_string(), None), |(n, v)| (n.to_string(), Some(v.to_string())));
+        let ((pn, pv), (gn, gv)) = (name(p), name(g));
+        if g.starts_with("--") && gn.len() > 3 && pn.starts_with(&gn) && pv == gv {
+            return true;
+        }
         let Some(tilde) = p.strip_prefix('~') else { return false };
         let (user, rest) = tilde.split_at(tilde.find('/').unwrap_or(tilde.len()));
         let home = if user.is_empty() { Some(self.home.to_string()) } else { user_home(user) };

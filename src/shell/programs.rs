@@ -1,0 +1,110 @@
+//! The program catalogue as written: serde types for `programs/*.toml`, the knowledge of which
+//! programs run a command, carry a script in an option, or take their operands as plain data.
+//! `build.rs` reads this file too (it compiles the catalogue into the binary), so it depends on
+//! serde only; `shell::catalog` is the engine that applies it.
+
+use serde::Deserialize;
+
+/// One catalogue file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProgramFile {
+    #[serde(default, rename = "program")]
+    pub programs: Vec<RawProgram>,
+}
+
+/// What a program does with the words after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Runs the command its operands form (`nohup CMD`, `systemd-run --scope CMD`), after its
+    /// options and `skip` operands, and after one of `subcommands` when it has them.
+    Wrapper,
+    /// Runs commands only through the options named in `script` and `keyed`; its operands are
+    /// not a command.
+    Carrier,
+    /// Takes its operands as plain data (`echo`, `grep`, `man`): dangerous text there is quiet.
+    Data,
+    /// Known to the analysis, which reads it in code (`sudo`, `ssh`, `git`, `find`, the shells
+    /// and interpreters); listed so that it is not read as an unknown program.
+    Analysed,
+}
+
+/// An option whose value is `KEY=COMMAND` or `KEY COMMAND` for some keys (`ssh -o
+/// ProxyCommand=…`, `tar --checkpoint-action=exec=…`). Keys compare without case.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawKeyed {
+    pub option: String,
+    pub keys: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawProgram {
+    /// Program names (basenames). `git reset` names a subcommand, for its long options.
+    pub names: Vec<String>,
+    pub role: Role,
+    /// One line on what it is, for `explain`.
+    #[serde(default)]
+    pub about: String,
+    /// Short options that take a value (`"cEI"`).
+    #[serde(default)]
+    pub short_value: String,
+    /// Long options that take a value (`"--user"`), as `--opt value` or `--opt=value`.
+    #[serde(default)]
+    pub long_value: Vec<String>,
+    /// Long options that take no value, for prefix matching.
+    #[serde(default)]
+    pub long: Vec<String>,
+    /// The option parser accepts an unambiguous prefix of a long option (GNU getopt_long,
+    /// git's parse-options): `--recurs` is `--recursive`.
+    #[serde(default)]
+    pub abbreviate: bool,
+    /// Options whose value is a shell command line the program runs (`-c`, `--to-command`).
+    #[serde(default)]
+    pub script: Vec<String>,
+    /// The scripts its options carry are another language that holds shell commands
+    /// (Makefile text, `gdb` commands): read as a guess, whose hits ask and whose unreadable
+    /// parts ask nothing.
+    #[serde(default)]
+    pub guess: bool,
+    /// Options whose value runs a command for some keys.
+    #[serde(default)]
+    pub keyed: Vec<RawKeyed>,
+    /// A wrapper runs its command only after one of these subcommands (`rbenv exec`).
+    #[serde(default)]
+    pub subcommands: Vec<String>,
+    /// The subcommand may be left out (`dotenv run CMD` and `dotenv CMD`).
+    #[serde(default)]
+    pub subcommand_optional: bool,
+    /// Operands a wrapper takes before the command (`timeout DURATION CMD`: 1).
+    #[serde(default)]
+    pub skip: usize,
+    /// A wrapper hands its operands to a shell as one script (`tmux new-session 'CMD'`, `sg
+    /// group CMD`) instead of running them as a command.
+    #[serde(default)]
+    pub operands_script: bool,
+    /// Long options that take two values (`bwrap --bind SRC DEST`).
+    #[serde(default)]
+    pub long_value2: Vec<String>,
+    /// Options after which the rest of the words is a command it runs (`gdb --args PROG …`).
+    #[serde(default)]
+    pub command_after: Vec<String>,
+    /// Reads commands from standard input (`at`, `batch`, `newgrp`).
+    #[serde(default)]
+    pub reads_stdin: bool,
+    /// Options that name a script file; given `-`, the script is read from standard input
+    /// (`make -f -`).
+    #[serde(default)]
+    pub stdin_script: Vec<String>,
+    /// Options with which the program runs nothing (`--help`, `--list`).
+    #[serde(default)]
+    pub informs: Vec<String>,
+    /// Subcommand spellings the program accepts for another (`npm pub` is `npm publish`).
+    #[serde(default)]
+    pub aliases: Vec<[String; 2]>,
+    /// Commands this entry reads: each must reach a command or script through it (tested).
+    #[serde(default)]
+    pub examples: Vec<String>,
+}
