@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::rules::compile::{self, FileItems};
-use crate::rules::{AllowContext, Layer, Policy, Rule, Settings, Source, schema};
+use crate::rules::{AllowContext, Layer, Policy, Rule, Settings, Source};
 use crate::state::human_duration;
 use crate::trust::TrustState;
 
@@ -122,7 +122,7 @@ pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
             )));
         }
         let mut items: FileItems = compile::parse_file(&shown, &text, layer)?;
-        let mut contexts = allow_contexts(&shown, &text)?;
+        let mut contexts = std::mem::take(&mut items.contexts);
         if let Some(sh) = &items.settings.shell {
             // The shell decides what `-c STRING` means; cmdguard analyses the text as POSIX shell.
             // A project file or a --rules file (which an agent can write or name) must not swap
@@ -175,23 +175,6 @@ pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
     policy.notices = notices;
     policy.allow_contexts = contexts_in_force;
     Ok(policy)
-}
-
-/// Where each `[[allow]]` entry of a file applies, in the order of its entries (`context`, which
-/// `rules::compile` passes over). The text has parsed once already, so only the field is checked.
-pub fn allow_contexts(shown: &str, text: &str) -> Result<Vec<AllowContext>, ConfigError> {
-    let raw: schema::RuleFile =
-        toml::from_str(text).map_err(|e| ConfigError::new(format!("rules file {shown}: {}", e.message())))?;
-    raw.allows
-        .iter()
-        .map(|a| match &a.context {
-            None => Ok(AllowContext::Top),
-            Some(c) => AllowContext::parse(c.get_ref()).map_err(|why| {
-                let (line, col) = schema::line_col(text, c.span().start);
-                ConfigError::new(format!("rules file {shown}, line {line}, column {col}: {why}"))
-            }),
-        })
-        .collect()
 }
 
 /// A rules file's text, or `None` if there is none. It is opened without blocking and must be a
