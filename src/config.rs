@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::rules::cache::Cache;
 use crate::rules::compile::{self, FileItems};
 use crate::rules::{AllowContext, Layer, Policy, Rule, Settings, Source};
 use crate::state::human_duration;
@@ -95,7 +96,8 @@ pub fn source_paths(cwd: &Path, extra: &[PathBuf]) -> Vec<(Layer, PathBuf)> {
     out
 }
 
-/// Loads every layer into one policy.
+/// Loads every layer into one policy. A file whose exact bytes loaded before comes from the
+/// rules cache (`rules::cache`), checked then; the checks across files run on every load.
 pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
     let mut rules = compile::builtin_rules();
     let mut allows = Vec::new();
@@ -104,6 +106,7 @@ pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
     let mut sources = vec![Source::new(Layer::Builtin, "rules/*.toml (compiled in)".into(), true)];
     let mut disables = Vec::new();
     let mut notices = Vec::new();
+    let mut cache = None;
     for (layer, path) in source_paths(cwd, extra) {
         let shown = path.display().to_string();
         let text = match read_rules_file(&path)? {
@@ -121,7 +124,7 @@ pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
                 "rules file {shown}: the file is empty; write rules in it (see `cmdguard init`) or delete it"
             )));
         }
-        let mut items: FileItems = compile::parse_file(&shown, &text, layer)?;
+        let mut items: FileItems = cache.get_or_insert_with(Cache::open).load(&shown, &text, layer)?;
         let mut contexts = std::mem::take(&mut items.contexts);
         if let Some(sh) = &items.settings.shell {
             // The shell decides what `-c STRING` means; cmdguard analyses the text as POSIX shell.

@@ -226,7 +226,7 @@ pub fn parse_file(file: &str, text: &str, layer: Layer) -> Result<FileItems, Con
     for a in raw.allows {
         let (command, pattern, at) = match (a.command, a.pattern) {
             (Some(c), None) => (Some(c.get_ref().clone()), None, c.span().start),
-            (None, Some(p)) => (None, Some(cx.regex("allow", "pattern", &p)?.0), p.span().start),
+            (None, Some(p)) => (None, Some(LazyRegex::compiled(cx.regex("allow", "pattern", &p)?.0)), p.span().start),
             _ => {
                 return Err(cx.err(0, "an [[allow]] entry needs exactly one of `command` or `pattern`".into()));
             }

@@ -4,6 +4,7 @@
 //! could match, so a command that mentions no rule's keywords touches no automaton at all.
 
 pub mod builtin;
+pub mod cache;
 pub mod compile;
 pub mod literals;
 mod pattern;
@@ -155,20 +156,20 @@ mod tests {
 #[derive(Debug)]
 pub struct Allow {
     pub command: Option<String>,
-    pub pattern: Option<Pattern>,
+    pub pattern: Option<LazyRegex>,
     pub reason: Option<String>,
     pub origin: Origin,
 }
 
 impl Allow {
     pub fn covers(&self, text: &str) -> bool {
-        self.command.as_deref() == Some(text) || self.pattern.as_ref().is_some_and(|p| p.is_match(text))
+        self.command.as_deref() == Some(text) || self.pattern.as_ref().is_some_and(|p| p.get().is_match(text))
     }
 
     pub fn describe(&self) -> String {
         let what = match (&self.command, &self.pattern) {
             (Some(c), _) => format!("command = {c:?}"),
-            (None, Some(p)) => format!("pattern = {:?}", p.as_str()),
+            (None, Some(p)) => format!("pattern = {:?}", p.source),
             (None, None) => String::new(),
         };
         what + &self.reason.as_ref().map(|r| format!(" ({r})")).unwrap_or_default()

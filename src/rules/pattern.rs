@@ -152,8 +152,11 @@ impl Pattern {
     }
 }
 
-/// A rule's pattern: a built-in one is read from its embedded DFA on first use (chosen by the
-/// prefilter, so start-up touches no DFA); a user one is compiled when its file loads.
+/// A rule's pattern, made ready on first use (when the prefilter chooses the rule, so start-up
+/// touches no automaton): a built-in one is read from its embedded DFAs; a user one is compiled
+/// from its source. A user pattern is checked in full when its file loads (`compile::parse_file`,
+/// which keeps what it compiled); one held uncompiled (`user`) comes from the rules cache, made
+/// from the same bytes by the same binary, so it passed that check.
 #[derive(Debug)]
 pub struct LazyRegex {
     pub source: Cow<'static, str>,
@@ -175,12 +178,23 @@ impl LazyRegex {
         LazyRegex { source, embedded: None, compiled: OnceLock::from(Box::new(regex)) }
     }
 
+    /// A user pattern that passed `compile::parse_file`'s checks, compiled on first use.
+    pub fn user(source: String) -> LazyRegex {
+        LazyRegex { source: Cow::Owned(source), embedded: None, compiled: OnceLock::new() }
+    }
+
+    /// Whether its automaton has been made (a pattern the prefilter never chose has none).
+    pub fn is_ready(&self) -> bool {
+        self.compiled.get().is_some()
+    }
+
     pub fn get(&self) -> &Pattern {
         self.compiled.get_or_init(|| {
             Box::new(match (&self.source, self.embedded) {
                 (Cow::Borrowed(source), Some(spans)) => Pattern::embedded(source, spans),
-                // Not reached: every built-in pattern has its DFA and every user pattern is
-                // compiled at load. A failure here is an internal error (see main's panic hook).
+                // A user pattern from the rules cache: the same bytes passed the checks of
+                // `compile::parse_file` in this binary, with the same limits, so it compiles. A
+                // failure is an internal error (see main's panic hook).
                 _ => Pattern::new(&self.source)
                     .unwrap_or_else(|e| panic!("rule pattern {:?} does not compile: {e}", self.source)),
             })
