@@ -24,6 +24,7 @@ use regex_syntax::hir::{Hir, HirKind};
 
 fn main() {
     link_unwinder_statically();
+    link_with_build_id();
     println!("cargo:rerun-if-changed=rules");
     let mut files: Vec<_> = std::fs::read_dir("rules")
         .expect("rules/ folder")
@@ -207,6 +208,15 @@ fn link_unwinder_statically() {
     let static_crt = var("CARGO_CFG_TARGET_FEATURE").split(',').any(|f| f == "crt-static");
     if var("CARGO_CFG_TARGET_OS") == "linux" && var("CARGO_CFG_TARGET_ENV") == "gnu" && !static_crt {
         println!("cargo:rustc-link-lib=static:-bundle=gcc_eh");
+    }
+}
+
+/// On Linux, has the linker write a build id (a hash over the whole binary) into the binary: the
+/// rules cache keys its entries by it, so that no build reads what another build checked. Most
+/// distributions' compilers ask for one already; this makes it so everywhere.
+fn link_with_build_id() {
+    if std::env::var("CARGO_CFG_TARGET_OS").is_ok_and(|os| os == "linux") {
+        println!("cargo:rustc-link-arg=-Wl,--build-id=sha1");
     }
 }
 

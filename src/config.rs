@@ -5,8 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::rules::cache::Cache;
 use crate::rules::compile::{self, FileItems};
-use crate::rules::{AllowContext, Layer, Policy, Rule, Settings, Source, schema};
+use crate::rules::{AllowContext, Layer, Policy, Rule, Settings, Source};
 use crate::state::human_duration;
 use crate::trust::TrustState;
 
@@ -95,7 +96,8 @@ pub fn source_paths(cwd: &Path, extra: &[PathBuf]) -> Vec<(Layer, PathBuf)> {
     out
 }
 
-/// Loads every layer into one policy.
+/// Loads every layer into one policy. A file whose exact bytes loaded before comes from the
+/// rules cache (`rules::cache`), checked then; the checks across files run on every load.
 pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
     let mut rules = compile::builtin_rules();
     let mut allows = Vec::new();
@@ -104,6 +106,7 @@ pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
     let mut sources = vec![Source::new(Layer::Builtin, "rules/*.toml (compiled in)".into(), true)];
     let mut disables = Vec::new();
     let mut notices = Vec::new();
+    let mut cache = None;
     for (layer, path) in source_paths(cwd, extra) {
         let shown = path.display().to_string();
         let text = match read_rules_file(&path)? {
@@ -121,8 +124,8 @@ pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
                 "rules file {shown}: the file is empty; write rules in it (see `cmdguard init`) or delete it"
             )));
         }
-        let mut items: FileItems = compile::parse_file(&shown, &text, layer)?;
-        let mut contexts = allow_contexts(&shown, &text)?;
+        let mut items: FileItems = cache.get_or_insert_with(Cache::open).load(&shown, &text, layer)?;
+        let mut contexts = std::mem::take(&mut items.contexts);
         if let Some(sh) = &items.settings.shell {
             // The shell decides what `-c STRING` means; cmdguard analyses the text as POSIX shell.
             // A project file or a --rules file (which an agent can write or name) must not swap
@@ -175,23 +178,6 @@ pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
     policy.notices = notices;
     policy.allow_contexts = contexts_in_force;
     Ok(policy)
-}
-
-/// Where each `[[allow]]` entry of a file applies, in the order of its entries (`context`, which
-/// `rules::compile` passes over). The text has parsed once already, so only the field is checked.
-pub fn allow_contexts(shown: &str, text: &str) -> Result<Vec<AllowContext>, ConfigError> {
-    let raw: schema::RuleFile =
-        toml::from_str(text).map_err(|e| ConfigError::new(format!("rules file {shown}: {}", e.message())))?;
-    raw.allows
-        .iter()
-        .map(|a| match &a.context {
-            None => Ok(AllowContext::Top),
-            Some(c) => AllowContext::parse(c.get_ref()).map_err(|why| {
-                let (line, col) = schema::line_col(text, c.span().start);
-                ConfigError::new(format!("rules file {shown}, line {line}, column {col}: {why}"))
-            }),
-        })
-        .collect()
 }
 
 /// A rules file's text, or `None` if there is none. It is opened without blocking and must be a

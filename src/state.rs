@@ -36,7 +36,7 @@ pub fn subdir(name: &str) -> Result<PathBuf> {
 
 /// Creates `dir` (and missing parents) and makes it 0700. A directory owned by someone else is
 /// refused: its owner could read or forge grants.
-fn private_dir(dir: &Path) -> Result<()> {
+pub fn private_dir(dir: &Path) -> Result<()> {
     if let Some(parent) = dir.parent() {
         std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
     }
@@ -81,21 +81,26 @@ pub fn open_private(path: &Path, append: bool) -> Result<File> {
         .with_context(|| format!("cannot open {}", path.display()))
 }
 
-/// Creates `path` (which must not exist) with exactly `mode`, holding `bytes`, flushed to disk.
-fn create_file(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+/// Creates `path` (which must not exist) with exactly `mode`, holding `bytes`, flushed to disk
+/// if `durable`.
+fn create_file(path: &Path, bytes: &[u8], mode: u32, durable: bool) -> std::io::Result<()> {
     let mut f = OpenOptions::new().write(true).create_new(true).mode(mode).custom_flags(libc::O_CLOEXEC).open(path)?;
     // The umask may have narrowed `mode`; a file meant to be read by others must be readable.
     f.set_permissions(std::fs::Permissions::from_mode(mode))?;
     f.write_all(bytes)?;
-    f.sync_all()
+    if durable { f.sync_all() } else { Ok(()) }
 }
 
 /// A complete copy of `bytes` in a new temporary file next to `path`.
 fn temp_copy(path: &Path, bytes: &[u8], mode: u32) -> Result<PathBuf> {
+    temp_file(path, bytes, mode, true)
+}
+
+fn temp_file(path: &Path, bytes: &[u8], mode: u32, durable: bool) -> Result<PathBuf> {
     let dir = path.parent().context("a file to write needs a directory")?;
     let name = path.file_name().context("a file to write needs a name")?.to_string_lossy();
     let tmp = dir.join(format!(".{name}.{}.{}.tmp", std::process::id(), random_hex(4)));
-    if let Err(e) = create_file(&tmp, bytes, mode) {
+    if let Err(e) = create_file(&tmp, bytes, mode, durable) {
         let _ = std::fs::remove_file(&tmp);
         return Err(e).with_context(|| format!("cannot write {}", tmp.display()));
     }
@@ -117,6 +122,17 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
     Ok(())
 }
 
+/// Replaces `path` with a private (0600) file holding `bytes`, by rename, without flushing: for
+/// a file that may be lost or cut short in a crash because its reader verifies it (a cache),
+/// where two flushes to disk would cost more than the file saves.
+pub fn write_replaceable(path: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp = temp_file(path, bytes, 0o600, false)?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        anyhow::Error::new(e).context(format!("cannot replace {}", path.display()))
+    })
+}
+
 /// Creates `path` holding `bytes` unless it exists; returns whether this call created it. The
 /// temporary copy is linked into place: link(2) fails if the name exists, so of several writers
 /// exactly one wins, and no reader sees half a file. (On a file system without hard links the
@@ -128,7 +144,7 @@ pub fn write_new(path: &Path, bytes: &[u8], mode: u32) -> Result<bool> {
     match linked {
         Ok(()) => Ok(true),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
-        Err(_) => match create_file(path, bytes, mode) {
+        Err(_) => match create_file(path, bytes, mode, true) {
             Ok(()) => Ok(true),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
             Err(e) => Err(e).with_context(|| format!("cannot write {}", path.display())),
@@ -159,7 +175,8 @@ pub fn key_hash(key: &str) -> String {
     sha256_hex(&[b"cmdguard session key\0", key.as_bytes()])
 }
 
-fn hex(bytes: &[u8]) -> String {
+/// Lower-case hex of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write as _;
     bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
         let _ = write!(s, "{b:02x}");

@@ -44,8 +44,7 @@ pub fn trust(_global: &Global, file: Option<&Path>) -> Result<u8> {
     let Some(text) = config::read_rules_file(&path)? else { bail!("cannot read {shown}: it does not exist") };
     let items = compile::parse_file(&path.display().to_string(), &text, Layer::Project)?;
     let below = config::trusted_settings()?;
-    let contexts = config::allow_contexts(&path.display().to_string(), &text)?;
-    let loosening = config::loosening_at(&items, &contexts, &below);
+    let loosening = config::loosening_at(&items, &items.contexts, &below);
     let mut summary = format!("cmdguard trust: {shown}\n");
     if let Ok(to) = std::fs::read_link(&path) {
         summary.push_str(&format!(

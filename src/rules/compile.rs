@@ -9,7 +9,7 @@ use toml::Spanned;
 
 use super::builtin::BUILTIN_RULES;
 use super::schema::{self, DurationSetting, RawSettings, RuleFile, Target};
-use super::{Allow, Layer, LazyRegex, Origin, Pattern, Rule};
+use super::{Allow, AllowContext, Layer, LazyRegex, Origin, Pattern, Rule};
 use crate::config::ConfigError;
 
 /// What one rules file contributes.
@@ -17,6 +17,8 @@ use crate::config::ConfigError;
 pub struct FileItems {
     pub rules: Vec<Rule>,
     pub allows: Vec<Allow>,
+    /// Where each of `allows` applies, by index.
+    pub contexts: Vec<AllowContext>,
     /// Rule ids or pack names to switch off, with the line they were written on.
     pub disable: Vec<(String, usize, usize)>,
     pub settings: FileSettings,
@@ -160,7 +162,7 @@ pub fn parse_file(file: &str, text: &str, layer: Layer) -> Result<FileItems, Con
         )));
     }
     let cx = Ctx { file, lines: schema::LineIndex::new(text) };
-    let raw: RuleFile = toml::from_str(text)
+    let mut raw: RuleFile = toml::from_str(text)
         .map_err(|e| cx.err(e.span().map_or(0, |s| s.start), e.message().trim_end().to_string()))?;
     if raw.rules.len() + raw.allows.len() > MAX_ENTRIES {
         return Err(ConfigError::new(format!(
@@ -219,21 +221,30 @@ pub fn parse_file(file: &str, text: &str, layer: Layer) -> Result<FileItems, Con
         };
         items.rules.push(rule);
     }
+    // Contexts are checked after every pattern, each error naming its own line.
+    let contexts: Vec<_> = raw.allows.iter_mut().map(|a| a.context.take()).collect();
     for a in raw.allows {
         let (command, pattern, at) = match (a.command, a.pattern) {
             (Some(c), None) => (Some(c.get_ref().clone()), None, c.span().start),
-            (None, Some(p)) => (None, Some(cx.regex("allow", "pattern", &p)?.0), p.span().start),
+            (None, Some(p)) => (None, Some(LazyRegex::compiled(cx.regex("allow", "pattern", &p)?.0)), p.span().start),
             _ => {
                 return Err(cx.err(0, "an [[allow]] entry needs exactly one of `command` or `pattern`".into()));
             }
         };
-        let origin = Origin { layer, file: Cow::Owned(file.to_string()), line: schema::line_col(text, at).0 };
+        let origin = Origin { layer, file: Cow::Owned(file.to_string()), line: cx.line(at) };
         items.allows.push(Allow { command, pattern, reason: a.reason, origin });
     }
     for d in raw.disable {
         let (line, col) = cx.lines.line_col(d.span().start);
         items.disable.push((d.into_inner(), line, col));
     }
+    items.contexts = contexts
+        .into_iter()
+        .map(|c| match c {
+            None => Ok(AllowContext::Top),
+            Some(c) => AllowContext::parse(c.get_ref()).map_err(|why| cx.err(c.span().start, why)),
+        })
+        .collect::<Result<_, _>>()?;
     Ok(items)
 }
 

@@ -2,6 +2,7 @@
 //! working directory per test). One test binary for the whole suite keeps builds lean.
 
 mod approval;
+mod cache;
 mod check;
 mod completions;
 mod context;
