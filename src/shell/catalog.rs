@@ -9,6 +9,8 @@ pub use super::programs::Role;
 /// One catalogue entry, as `build.rs` compiled it.
 #[derive(Debug)]
 pub struct Program {
+    /// The names it is found by (`PROGRAM_NAMES` indexes them).
+    #[cfg_attr(not(test), allow(dead_code))]
     pub names: &'static [&'static str],
     pub role: Role,
     pub about: &'static str,

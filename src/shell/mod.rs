@@ -186,13 +186,13 @@ pub fn program_list(program: &str) -> Option<String> {
     let role = |r: catalog::Role| match r {
         catalog::Role::Wrapper => "a wrapper: runs the command its operands form",
         catalog::Role::Carrier => "a carrier: some options carry a command it runs",
-        catalog::Role::Data => "data: takes its operands as plain data",
+        catalog::Role::Data => "data: its operands are not read for commands",
         catalog::Role::Analysed => "read in code by the analysis",
     };
     match catalog::find(program) {
         Some(p) => {
             let about = if p.about.is_empty() { String::new() } else { format!(" ({})", p.about) };
-            Some(format!("`{program}` is {}{about}, entry `{}` in {}", role(p.role), p.names[0], p.file))
+            Some(format!("`{program}` is {}{about}, listed in {}", role(p.role), p.file))
         }
         None if catalog::named_by_rules(program) => Some(format!("`{program}` is named by the built-in rules")),
         None => Some(format!("`{program}` is on no list: its operands are read for commands they may carry")),
