@@ -134,6 +134,45 @@ impl Lang {
     }
 }
 
+/// Calls that delete files or directories, by last name component, with the shell command of
+/// the same effect: the path they are given is judged by the rules for that command, so
+/// `shutil.rmtree('build')` passes and `shutil.rmtree('/etc')` is stopped like `rm -rf /etc`.
+const DELETES: &[(&str, &[&str])] = &[
+    ("rmtree", &["rm", "-rf"]),
+    ("remove_tree", &["rm", "-rf"]),
+    ("rm_rf", &["rm", "-rf"]),
+    ("rm_r", &["rm", "-r"]),
+    ("remove_dir", &["rm", "-r"]),
+    ("remove_entry", &["rm", "-rf"]),
+    ("remove_entry_secure", &["rm", "-rf"]),
+    ("rmSync", &["rm", "-rf"]),
+    ("rm", &["rm", "-rf"]),
+    ("rmdirSync", &["rm", "-r"]),
+    ("removedirs", &["rm", "-r"]),
+    ("unlinkSync", &["rm", "-f"]),
+    ("unlink", &["rm", "-f"]),
+    ("remove", &["rm", "-rf"]),
+    ("removeSync", &["rm", "-rf"]),
+    ("emptyDirSync", &["rm", "-rf"]),
+    ("emptyDir", &["rm", "-rf"]),
+    ("rimraf", &["rm", "-rf"]),
+    ("rimrafSync", &["rm", "-rf"]),
+    ("deleteSync", &["rm", "-rf"]),
+];
+
+/// The shell command with the effect of a deleting call (`shutil.rmtree("x")` → `rm -rf x`).
+fn deletion(lang: Lang, name: &str, args: &[Arg]) -> Option<NestedKind> {
+    let (_, argv) = DELETES.iter().find(|(n, _)| *n == name)?;
+    let words = || argv.iter().map(|w| Field::lit(*w));
+    Some(match args.first()? {
+        Arg::Str(path) => NestedKind::Argv(words().chain([Field::lit(path.clone())]).collect()),
+        Arg::List(_) => return None,
+        Arg::Other(what) => {
+            NestedKind::Dynamic(format!("{} {name}({what}) deletes a path only known when it runs", lang.name()))
+        }
+    })
+}
+
 /// One argument literal: a string, or a list of strings.
 enum Arg {
     Str(String),
@@ -182,6 +221,17 @@ pub fn extract(lang: Lang, code: &str) -> Vec<NestedKind> {
             i = end;
             continue;
         }
+        // A call written inside a string literal is text, not a call (`print("os.system(x)")`);
+        // a Python f-string's braces hold code, so it is read.
+        let f_string = lang == Lang::Python && i > 0 && matches!(chars[i - 1], 'f' | 'F');
+        if matches!(c, '"' | '\'')
+            && !f_string
+            && lang != Lang::Awk
+            && let Some((_, end)) = read_string(&chars, i)
+        {
+            i = end;
+            continue;
+        }
         let starts_ident = (c.is_alphabetic() || c == '_' || c == '$')
             && (i == 0 || !(chars[i - 1].is_alphanumeric() || chars[i - 1] == '_'));
         if !starts_ident {
@@ -202,6 +252,21 @@ pub fn extract(lang: Lang, code: &str) -> Vec<NestedKind> {
         }
         let shell = lang.runs_shell(&name);
         if !shell && !lang.evals_code(&name) {
+            if DELETES.iter().any(|(n, _)| *n == name) {
+                let (mut args, end) = read_args(&chars, i);
+                // perl's and ruby's calls need no parentheses: `unlink glob("…")`, `unlink $f`.
+                let bare = chars[i..].iter().skip_while(|c| **c == ' ').next();
+                if args.is_empty()
+                    && matches!(lang, Lang::Perl | Lang::Ruby)
+                    && chars.get(i) == Some(&' ')
+                    && bare.is_some_and(|c| c.is_alphanumeric() || matches!(c, '$' | '@'))
+                {
+                    let at = i + chars[i..].iter().take_while(|c| **c == ' ').count();
+                    args.push(Arg::Other(snippet(&chars, at)));
+                }
+                i = end;
+                out.extend(deletion(lang, &name, &args));
+            }
             continue;
         }
         let (args, end) = read_args(&chars, i);
