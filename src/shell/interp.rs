@@ -255,7 +255,7 @@ pub fn extract(lang: Lang, code: &str) -> Vec<NestedKind> {
             if DELETES.iter().any(|(n, _)| *n == name) {
                 let (mut args, end) = read_args(&chars, i);
                 // perl's and ruby's calls need no parentheses: `unlink glob("…")`, `unlink $f`.
-                let bare = chars[i..].iter().skip_while(|c| **c == ' ').next();
+                let bare = chars[i..].iter().find(|c| **c != ' ');
                 if args.is_empty()
                     && matches!(lang, Lang::Perl | Lang::Ruby)
                     && chars.get(i) == Some(&' ')
