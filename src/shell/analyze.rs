@@ -41,6 +41,12 @@ pub struct Analyzer {
     pub(super) exhausted: bool,
     /// Set while reading what an unknown program's operand may carry (`shell::open`): where.
     pub(super) possible: Option<String>,
+    /// Names declared references (`declare -n`): their values are never known here.
+    pub(super) namerefs: std::collections::HashSet<String>,
+    /// Programs given a path with `hash -p PATH NAME`.
+    pub(super) hashed: HashMap<String, String>,
+    /// Files this command writes with known text (`echo 'cmd' > x.sh`), by path.
+    pub(super) written: HashMap<String, String>,
 }
 
 /// A redirection after expansion: `2>` and its target.
@@ -272,6 +278,10 @@ impl Analyzer {
                 } else {
                     self.decoded_vars.remove(&name);
                 }
+                if self.namerefs.contains(&name) {
+                    // Assigning through a reference changes a variable this table cannot name.
+                    self.env.values_mut().for_each(|v| *v = None);
+                }
                 self.env.insert(name, (!value.dynamic).then_some(value.text));
             }
             // `> file` alone truncates the file, as `: > file` does: rules see it that way.
@@ -335,6 +345,11 @@ impl Analyzer {
             self.exhaust(format!("the command holds more than {MAX_SEGMENTS} simple commands"));
             return None;
         }
+        let mut fields = fields;
+        if let Some(path) = fields.first().filter(|f| !f.dynamic).and_then(|f| self.hashed.get(&f.text)) {
+            // `hash -p /bin/rm ls` earlier: `ls` runs /bin/rm.
+            fields[0].text = path.clone();
+        }
         let u = super::unwrap::unwrap(fields);
         if let Some(limit) = &u.limit {
             self.issue(IssueKind::TooComplex, limit.clone());
@@ -345,6 +360,17 @@ impl Analyzer {
         let program = &u.words[0];
         // An npm package (`@scope/cli`, run by npx) is a name, not a path.
         let base = if words[0].starts_with('@') { words[0].clone() } else { super::basename(&words[0]).to_string() };
+        let bracket = program.text.find('[').is_some_and(|i| program.text[i + 1..].contains(']'));
+        if !program.dynamic && (program.text.contains(['*', '?']) || bracket) {
+            // `/usr/bin/r? -rf ~`: the shell matches the pattern against file names.
+            self.issue(
+                IssueKind::Dynamic,
+                format!(
+                    "the program `{}` is a pattern the shell matches against file names when it runs",
+                    program.text
+                ),
+            );
+        }
         if program.dynamic && !is_known_program(&program.text) {
             self.issue(
                 IssueKind::Dynamic,
@@ -392,6 +418,24 @@ impl Analyzer {
             words,
         };
         self.out.segments.push(seg);
+        let index = self.out.segments.len() - 1;
+        if let Some((file, text)) = self.written_file(index) {
+            self.written.insert(file.trim_start_matches("./").to_string(), text);
+        }
+        // A script written earlier in this command and run now (`echo … > x.sh && bash x.sh`).
+        let run_file = if super::nested::SHELLS.contains(&super::basename(&u.words[0].text)) {
+            u.words[1..].iter().find(|f| !f.text.starts_with(['-', '+']))
+        } else {
+            Some(&u.words[0])
+        };
+        if u.nested.is_empty()
+            && u.stdin.is_none()
+            && let Some(f) = run_file.filter(|f| !f.dynamic)
+            && let Some(text) = self.written.get(f.text.trim_start_matches("./")).cloned()
+        {
+            let origin = format!("{}, written earlier in this command", f.text);
+            self.nested(Nested { origin, kind: NestedKind::Script(Field::lit(text)) });
+        }
         for n in u.nested {
             self.nested(n);
         }

@@ -151,6 +151,10 @@ impl Analyzer {
                         Some(v) => b.push_value(&v, *quoted),
                         None => {
                             let shown = match raw {
+                                // `${HOME:-/tmp}`: HOME is always set, so the shell uses HOME.
+                                Some(_) if always_set(name) && !self.env.contains_key(name.as_str()) => {
+                                    format!("${name}")
+                                }
                                 Some(r) => format!("${{{r}}}"),
                                 None => format!("${name}"),
                             };
@@ -223,13 +227,19 @@ impl Analyzer {
     }
 
     fn param_value(&self, name: &str, raw: Option<&str>) -> Option<String> {
-        let known = self.env.get(name).cloned().flatten();
+        // A reference (`declare -n`) names another variable, which is not followed.
+        let known = if self.namerefs.contains(name) { None } else { self.env.get(name).cloned().flatten() };
         let Some(r) = raw else { return known };
         let ops = r.strip_prefix(name).unwrap_or("");
         // The word after the operator, when it is plain text (no expansion or quoting in it).
         let word = |op: &str| ops.strip_prefix(op).filter(|w| !w.contains(['$', '`', '"', '\'', '\\']));
         for op in [":-", "-", ":=", "="] {
             if let Some(w) = word(op) {
+                // HOME, PWD, USER and the like are always set: the value is the variable's, not
+                // the default word, though it is not known here.
+                if always_set(name) && !self.env.contains_key(name) {
+                    return None;
+                }
                 // `${X:-word}`: X's value if the reader knows it (with `:`, an empty value counts
                 // as unset); else the word is judged, since the command as written says what it
                 // means to run (`git reset ${X:---hard}`).
@@ -250,6 +260,28 @@ impl Analyzer {
         }
         None
     }
+}
+
+/// Variables the shell always has set when a command runs (login and bash set them): a default
+/// given for one of them (`${HOME:-/tmp}`) is not what the shell uses.
+fn always_set(name: &str) -> bool {
+    matches!(
+        name,
+        "HOME"
+            | "PWD"
+            | "PATH"
+            | "USER"
+            | "LOGNAME"
+            | "SHELL"
+            | "UID"
+            | "EUID"
+            | "PPID"
+            | "HOSTNAME"
+            | "RANDOM"
+            | "SECONDS"
+            | "LINENO"
+            | "BASHPID"
+    )
 }
 
 /// Bash brace expansion of `a{b,c}d` forms (sequences like `{1..3}` are left alone); `None`

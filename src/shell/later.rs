@@ -79,6 +79,15 @@ impl Analyzer {
         match basename(&first.text) {
             "trap" => self.trap(words),
             "git" => self.git_config_set(words),
+            // `hash -p /bin/rm ls`: `ls` runs /bin/rm from now on.
+            "hash" => {
+                let (i, opts) = skip_options(words, 1, "pdt", &[], false);
+                if let Some((_, Some(path))) = opts.iter().find(|(n, _)| n == "-p") {
+                    for name in &words[i..] {
+                        self.hashed.insert(name.text.clone(), path.clone());
+                    }
+                }
+            }
             "mapfile" | "readarray" => {
                 let (i, opts) = skip_options(words, 1, "dnOstuC", &[], false);
                 self.callback(&opts, "-C", "mapfile -C");
@@ -108,6 +117,8 @@ impl Analyzer {
                 if args.iter().any(|a| !a.text.starts_with('-')) =>
             {
                 let integer = args.iter().any(|a| a.text.starts_with('-') && a.text.contains('i'));
+                // `declare -n r=x`: r is a reference to x, which this table does not follow.
+                let nameref = args.iter().any(|a| a.text.starts_with('-') && a.text.contains('n'));
                 for a in args.iter().filter(|a| !a.text.starts_with(['-', '+'])) {
                     let (name, value) = a.text.split_once('=').unwrap_or((&a.text, ""));
                     if name.contains('[') {
@@ -118,6 +129,9 @@ impl Analyzer {
                         self.arith(value, 0, !a.dynamic);
                     }
                     self.later_assign(name, &Field { text: value.to_string(), dynamic: a.dynamic });
+                    if nameref {
+                        self.namerefs.insert(name.to_string());
+                    }
                 }
             }
             "printf" => {

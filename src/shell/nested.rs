@@ -32,7 +32,8 @@ pub enum StdinUse {
     Code(Lang),
 }
 
-const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "fish", "rbash"];
+pub(super) const SHELLS: &[&str] =
+    &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "fish", "rbash"];
 
 /// A script operand that names standard input.
 fn reads_stdin(word: &Field) -> bool {
@@ -62,9 +63,18 @@ pub fn carriers(words: &mut Vec<Field>, u: &mut Unwrapped) {
     }
     // cmdguard's shell shim takes sh's arguments.
     if SHELLS.contains(&prog.as_str()) || prog == "cmdguard-sh" {
-        let (i, opts) = skip_options(words, 1, "oO", &["--rcfile", "--init-file"], false);
-        let plus_o = words.iter().skip(1).take_while(|f| f.text.starts_with('+')).count();
-        let i = i + plus_o;
+        // `-` and `+` options may mix (`bash +x -e -c …`, `sh +o posix -c …`).
+        let (mut i, mut opts) = (1, Vec::new());
+        loop {
+            let (next, more) = skip_options(words, i, "oO", &["--rcfile", "--init-file"], false);
+            opts.extend(more);
+            i = next;
+            match words.get(i).map(|f| f.text.as_str()) {
+                Some("+o" | "+O") => i += 2,
+                Some(w) if w.starts_with('+') && w.len() > 1 => i += 1,
+                _ => break,
+            }
+        }
         if opts.iter().any(|(n, _)| n == "-c") {
             match words.get(i) {
                 Some(script) => push(u, format!("{prog} -c"), NestedKind::Script(script.clone())),

@@ -35,6 +35,21 @@ impl Analyzer {
         let dialect = if differs && !self.bash() { Dialect::Dash } else { Dialect::Bash };
         trivial_output_in(&self.out.segments[index], dialect)
     }
+
+    /// What segment `index` writes through its `>`/`>>` redirection when its output is trivially
+    /// known (`echo 'rm -rf ~' > x.sh`): (the file, the text).
+    pub(super) fn written_file(&mut self, index: usize) -> Option<(String, String)> {
+        let seg = &self.out.segments[index];
+        let target = seg.redirects.iter().rev().find_map(|r| {
+            let (op, file) = r.split_once(' ')?;
+            matches!(op, ">" | ">>" | ">|" | "1>" | "1>>").then(|| file.to_string())
+        })?;
+        let mut plain = seg.clone();
+        plain.redirects.clear();
+        let differs = seg.words[0] == "echo" && seg.words[1..].iter().any(|a| a.contains('\\') || a.starts_with('-'));
+        let dialect = if differs && !self.bash() { Dialect::Dash } else { Dialect::Bash };
+        Some((target, trivial_output_in(&plain, dialect)?))
+    }
 }
 
 fn trivial_output_in(seg: &Segment, dialect: Dialect) -> Option<String> {
