@@ -63,7 +63,7 @@ fn entry(p: &RawProgram, file: &str) -> String {
         "    Program {{ names: {}, role: Role::{:?}, about: {:?}, file: {file:?}, short_value: {:?}, long_value: {}, \
          long_value2: {}, long: {}, abbreviate: {}, guess: {}, script: {}, keyed: &[{}], subcommands: {}, \
          subcommand_optional: {}, skip: {}, operands_script: {}, command_after: {}, reads_stdin: {}, \
-         stdin_script: {}, informs: {}, aliases: &[{}], examples: {} }},\n",
+         stdin_script: {}, informs: {}, command_keys: {}, aliases: &[{}], examples: {} }},\n",
         strs(&p.names),
         p.role,
         p.about,
@@ -83,6 +83,7 @@ fn entry(p: &RawProgram, file: &str) -> String {
         p.reads_stdin,
         strs(&p.stdin_script),
         strs(&p.informs),
+        strs(&p.command_keys),
         aliases.join(", "),
         strs(&p.examples),
     )

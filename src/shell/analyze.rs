@@ -346,6 +346,9 @@ impl Analyzer {
             return None;
         }
         let mut fields = fields;
+        if matches!(super::basename(&fields[0].text), "xargs" | "parallel") && !fields[0].dynamic {
+            self.built_commands(&fields, piped.as_ref());
+        }
         if let Some(path) = fields.first().filter(|f| !f.dynamic).and_then(|f| self.hashed.get(&f.text)) {
             // `hash -p /bin/rm ls` earlier: `ls` runs /bin/rm.
             fields[0].text = path.clone();
@@ -438,6 +441,15 @@ impl Analyzer {
         }
         for n in u.nested {
             self.nested(n);
+        }
+        // A here-document fed to a program with a shell escape (`psql <<EOF` with `\! CMD`).
+        if let Some(body) = input.as_ref().filter(|b| !b.dynamic)
+            && let Some(p) = super::catalog::find(super::basename(&u.words[0].text))
+        {
+            for (key, cmd) in super::catalog::keyed_lines(&body.text, p.command_keys) {
+                let origin = format!("{} {key} in its input", u.words[0].text);
+                self.nested(Nested { origin, kind: NestedKind::Script(Field::lit(cmd)) });
+            }
         }
         if let Some(reader) = u.stdin
             && let Some(body) = input

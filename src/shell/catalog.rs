@@ -31,6 +31,7 @@ pub struct Program {
     pub reads_stdin: bool,
     pub stdin_script: &'static [&'static str],
     pub informs: &'static [&'static str],
+    pub command_keys: &'static [&'static str],
     pub aliases: &'static [(&'static str, &'static str)],
     /// Commands that must reach a command through this entry (run by a test).
     #[cfg_attr(not(test), allow(dead_code))]
@@ -202,8 +203,13 @@ impl Program {
     }
 }
 
+/// The shell commands lines of `text` run through one of `keys` (`\! rm -rf ~` in psql).
+pub fn keyed_lines(text: &str, keys: &[&'static str]) -> Vec<(&'static str, String)> {
+    text.lines().filter_map(|line| keyed_command(line, keys)).map(|(k, c)| (k, c.to_string())).collect()
+}
+
 /// The command of `KEY=COMMAND` or `KEY COMMAND` when KEY is one of `keys` (without case); a
-/// key of punctuation (`!`) needs no separator.
+/// key ending in punctuation (`!`, `\\!`, `silent !`) needs no separator.
 fn keyed_command<'a>(value: &'a str, keys: &[&'static str]) -> Option<(&'static str, &'a str)> {
     let value = value.trim_start();
     keys.iter().find_map(|&key| {
@@ -212,7 +218,7 @@ fn keyed_command<'a>(value: &'a str, keys: &[&'static str]) -> Option<(&'static 
             return None;
         }
         let rest = &value[key.len()..];
-        if key.chars().all(|c| c.is_ascii_punctuation()) {
+        if key.ends_with(|c: char| c.is_ascii_punctuation()) {
             return Some((key, rest.trim_start()));
         }
         let rest = rest.strip_prefix(|c: char| c == '=' || c.is_whitespace())?;

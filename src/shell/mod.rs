@@ -24,8 +24,10 @@ mod parse;
 mod programs;
 mod reading;
 mod redirect;
+mod sed;
 mod unwrap;
 mod word;
+mod xargs;
 
 #[cfg(test)]
 mod tests;

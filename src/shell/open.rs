@@ -20,6 +20,10 @@ pub fn carried(words: &mut [Field], u: &mut Unwrapped) {
         return;
     }
     let prog = basename(&words[0].text).to_string();
+    if matches!(prog.as_str(), "sed" | "gsed") {
+        super::sed::read(words, u);
+        return;
+    }
     // A subcommand's own entry (`git rebase`), read from the subcommand on.
     if let Some(sub) = words.get(1).filter(|f| !f.dynamic)
         && let Some(p) = catalog::find(&format!("{prog} {}", sub.text))
@@ -78,6 +82,13 @@ fn apply(p: &'static Program, origin: &str, words: &mut [Field], u: &mut Unwrapp
     if let Some(at) = r.command_at.filter(|&at| at < words.len()) {
         let origin = format!("{origin} {}", words[at - 1].text);
         u.nested.push(Nested { origin, kind: NestedKind::Argv(words[at..].to_vec()) });
+    }
+    // `psql -c '\! CMD'`, `sqlite3 db '.shell CMD'`, `vim -c '!CMD'`.
+    for f in words.iter().skip(1).filter(|_| !p.command_keys.is_empty()) {
+        for (key, cmd) in catalog::keyed_lines(&f.text, p.command_keys) {
+            let kind = NestedKind::Script(Field { text: cmd, dynamic: f.dynamic });
+            u.nested.push(Nested { origin: format!("{origin} {key}"), kind });
+        }
     }
     if (p.reads_stdin && r.script_file != Some(false)) || r.script_file == Some(true) {
         u.stdin = Some(StdinUse::Shell);

@@ -101,6 +101,11 @@ pub struct RawProgram {
     /// Options with which the program runs nothing (`--help`, `--list`).
     #[serde(default)]
     pub informs: Vec<String>,
+    /// In the program's own command language (psql's `\!`, sqlite3's `.shell`, vim's `:!`), the
+    /// keys that run the rest of the line as a shell command: every word and line of
+    /// here-document input is read for them.
+    #[serde(default)]
+    pub command_keys: Vec<String>,
     /// Subcommand spellings the program accepts for another (`npm pub` is `npm publish`).
     #[serde(default)]
     pub aliases: Vec<[String; 2]>,
