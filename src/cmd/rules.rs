@@ -50,7 +50,7 @@ fn path(global: &Global) -> Result<u8> {
     }
     if let Ok(dir) = crate::state::dir() {
         println!(
-            "state      {}  (session grants, trust records, audit.jsonl)",
+            "state      {}  (session grants, trust records, audit.jsonl, rules-cache/)",
             crate::term::escape(&dir.display().to_string())
         );
     }

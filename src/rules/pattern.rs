@@ -38,8 +38,9 @@ enum Engine {
     /// A built-in pattern's sparse DFAs (one, or one per alternative), determinized by
     /// `build.rs` and read in place from the binary: a hit costs a scan, not a compile.
     Embedded(Vec<sparse::DFA<&'static [u8]>>),
-    /// A user pattern's lazy DFA, built from its NFA when the file loads (so size limits fail
-    /// there, naming the rule); its cache of states is made on the first search.
+    /// A user pattern's lazy DFA, built from its NFA when its file is checked (so size limits
+    /// fail there, naming the rule), or on first use for a file read from the rules cache; its
+    /// cache of states is made on the first search.
     Lazy(Box<LazyDfa>),
 }
 

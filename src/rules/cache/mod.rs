@@ -34,6 +34,9 @@ const MAGIC: [u8; 8] = *b"cgrules\0";
 const FORMAT: u32 = 1;
 /// Magic, format, key, payload checksum.
 const HEADER: usize = 8 + 4 + 32 + 32;
+/// Largest entry read or written: a payload holds the file's strings and its patterns' literals,
+/// which may be several times the pattern (`[ab][cd][ef]` has eight).
+const MAX_ENTRY_BYTES: usize = 16 * compile::MAX_FILE_BYTES;
 /// Entries kept: one per rules file in use (the user's, projects', versions of them being
 /// edited), with room to spare. Each write removes the least recently used beyond it.
 const MAX_ENTRIES: usize = 32;
@@ -99,9 +102,11 @@ fn read(path: &Path, key: &[u8; 32]) -> Option<Vec<u8>> {
     if !meta.is_file() || !mine || meta.mode() & 0o077 != 0 {
         return None;
     }
-    let limit = HEADER as u64 + 2 * compile::MAX_FILE_BYTES as u64;
-    let mut entry = Vec::with_capacity(usize::try_from(meta.len().min(limit)).ok()?);
-    (&mut file).take(limit).read_to_end(&mut entry).ok()?;
+    if meta.len() > MAX_ENTRY_BYTES as u64 {
+        return None;
+    }
+    let mut entry = Vec::with_capacity(meta.len() as usize);
+    (&mut file).take(MAX_ENTRY_BYTES as u64).read_to_end(&mut entry).ok()?;
     verify(&entry, key)?;
     refresh(&file, &meta);
     Some(entry)
@@ -125,6 +130,7 @@ fn refresh(file: &File, meta: &std::fs::Metadata) {
 
 /// Writes the entry for `key` and prunes the directory.
 fn write(dir: &Path, path: &Path, key: &[u8; 32], payload: &[u8]) -> anyhow::Result<()> {
+    anyhow::ensure!(HEADER + payload.len() <= MAX_ENTRY_BYTES, "a rules cache entry would be too large");
     if let Some(state) = dir.parent() {
         crate::state::private_dir(state)?;
     }
