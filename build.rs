@@ -243,7 +243,7 @@ fn emit_pack(path: &Path, pack: &str, seen: &mut HashSet<String>, blob: &mut Blo
         Err(e) => fail(path, &text, e.span().map_or(0, |s| s.start), e.message()),
     };
     let lines = schema::LineIndex::new(&text);
-    if file.settings.is_some() || !file.disable.is_empty() || !file.allows.is_empty() {
+    if file.settings.is_some() || !file.disable.is_empty() || !file.allows.is_empty() || !file.programs.is_empty() {
         fail(path, &text, 0, "a built-in pack holds only [[rule]] entries");
     }
     for rule in &file.rules {

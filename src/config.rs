@@ -107,6 +107,7 @@ pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
     let mut disables = Vec::new();
     let mut notices = Vec::new();
     let mut cache = None;
+    let mut programs = Vec::new();
     for (layer, path) in source_paths(cwd, extra) {
         let shown = path.display().to_string();
         let text = match read_rules_file(&path)? {
@@ -158,6 +159,7 @@ pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
                 items.allows.clear();
                 contexts.clear();
                 items.disable.clear();
+                items.programs.clear();
                 items.settings.timeout = items.settings.timeout.map(|t| t.min(settings.timeout));
                 items.settings.session_ttl = items.settings.session_ttl.map(|t| t.min(settings.session_ttl));
             }
@@ -166,6 +168,7 @@ pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
         for d in items.disable {
             disables.push((d, shown.clone()));
         }
+        programs.extend(items.programs.into_iter().map(|(text, _)| (text, shown.clone())));
         rules.extend(items.rules);
         contexts.resize(items.allows.len(), AllowContext::Top);
         contexts_in_force.extend(contexts);
@@ -174,6 +177,7 @@ pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
     }
     check_unique(&rules)?;
     apply_disables(&mut rules, &disables);
+    crate::shell::add_programs(&programs);
     let mut policy = Policy::new(rules, allows, settings, sources);
     policy.notices = notices;
     policy.allow_contexts = contexts_in_force;
@@ -244,6 +248,11 @@ pub fn loosening_at(items: &FileItems, contexts: &[AllowContext], below: &Settin
     }
     for (name, line, _) in &items.disable {
         out.push(format!("line {line}: disable {name:?}"));
+    }
+    // An entry can make a program's words data, or move where a wrapper's command starts.
+    for (text, line) in &items.programs {
+        let names = crate::shell::program_names(text);
+        out.push(format!("line {line}: [[program]] {names}"));
     }
     if let Some(t) = items.settings.timeout.filter(|t| *t > below.timeout) {
         out.push(format!(

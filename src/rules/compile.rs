@@ -22,6 +22,8 @@ pub struct FileItems {
     /// Rule ids or pack names to switch off, with the line they were written on.
     pub disable: Vec<(String, usize, usize)>,
     pub settings: FileSettings,
+    /// `[[program]]` entries, checked, as TOML text with the line each starts on.
+    pub programs: Vec<(String, usize)>,
 }
 
 /// The settings one file writes, checked.
@@ -233,6 +235,22 @@ pub fn parse_file(file: &str, text: &str, layer: Layer) -> Result<FileItems, Con
         };
         let origin = Origin { layer, file: Cow::Owned(file.to_string()), line: cx.line(at) };
         items.allows.push(Allow { command, pattern, reason: a.reason, origin });
+    }
+    // Each entry's own text, as a table of its own (toml_edit keeps it as written).
+    let bodies: Vec<String> = if raw.programs.is_empty() {
+        Vec::new()
+    } else {
+        let doc: toml_edit::DocumentMut = text.parse().map_err(|_| cx.err(0, "[[program]]: not TOML".into()))?;
+        doc.get("program")
+            .and_then(|p| p.as_array_of_tables())
+            .map(|a| a.iter().map(|t| t.to_string()).collect())
+            .unwrap_or_default()
+    };
+    for (p, text) in raw.programs.iter().zip(bodies) {
+        let line = cx.line(p.span().start);
+        crate::shell::check_program(&text)
+            .map_err(|e| ConfigError::new(format!("rules file {file}, line {line}: [[program]] entry: {e}")))?;
+        items.programs.push((text, line));
     }
     for d in raw.disable {
         let (line, col) = cx.lines.line_col(d.span().start);

@@ -20,6 +20,10 @@ pub struct RuleFile {
     pub rules: Vec<RawRule>,
     #[serde(default, rename = "allow")]
     pub allows: Vec<RawAllow>,
+    /// Program catalogue entries for the user's own tools (`programs/*.toml` format), read by
+    /// `shell::catalog` when the file is checked.
+    #[serde(default, rename = "program")]
+    pub programs: Vec<Spanned<toml::Table>>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]

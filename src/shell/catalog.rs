@@ -40,8 +40,14 @@ pub struct Program {
 
 include!(concat!(env!("OUT_DIR"), "/programs.rs"));
 
+/// Entries from the user's rules files (`[[program]]`), which come before the built-in ones.
+static USER: std::sync::OnceLock<Vec<&'static Program>> = std::sync::OnceLock::new();
+
 /// The entry for a program name (a basename, or `git reset` for a subcommand's options).
 pub fn find(name: &str) -> Option<&'static Program> {
+    if let Some(p) = USER.get().and_then(|user| user.iter().find(|p| p.names.contains(&name))) {
+        return Some(p);
+    }
     PROGRAM_NAMES.binary_search_by(|(n, _)| (*n).cmp(name)).ok().map(|i| &PROGRAMS[PROGRAM_NAMES[i].1 as usize])
 }
 
@@ -49,6 +55,68 @@ pub fn find(name: &str) -> Option<&'static Program> {
 /// the rules, so its operands are not read as unknown text.
 pub fn named_by_rules(name: &str) -> bool {
     RULE_PROGRAMS.binary_search(&name).is_ok()
+}
+
+/// Installs the user's entries, each as `[[program]]` TOML text with the file it is from. The
+/// first policy loaded in a process sets them.
+pub fn add_user(entries: &[(String, String)]) {
+    if entries.is_empty() {
+        return;
+    }
+    let programs = entries.iter().filter_map(|(text, file)| parse_user(text, file).ok()).collect();
+    let _ = USER.set(programs);
+}
+
+/// Checks one user entry (`[[program]]` as TOML text) and makes it a catalogue entry.
+pub fn parse_user(text: &str, file: &str) -> Result<&'static Program, String> {
+    use super::programs::RawProgram;
+    let raw: RawProgram = toml::from_str(text).map_err(|e| e.message().trim_end().to_string())?;
+    if raw.names.is_empty() || raw.names.iter().any(|n| n.trim().is_empty()) {
+        return Err("`names` lists the programs it is about; none is empty".into());
+    }
+    if raw.role == Role::Analysed {
+        return Err("role \"analysed\" is for programs cmdguard reads in code; use wrapper, carrier or data".into());
+    }
+    let options = raw.long_value.iter().chain(&raw.long_value2).chain(&raw.long).chain(&raw.script);
+    if let Some(bad) = options.chain(&raw.command_after).chain(&raw.stdin_script).find(|o| !o.starts_with('-')) {
+        return Err(format!("option {bad:?} does not start with `-`"));
+    }
+    if let Some(bad) = raw.short_value.chars().find(|c| !c.is_ascii_alphanumeric()) {
+        return Err(format!("short_value holds {bad:?}; list the letters of short options that take a value"));
+    }
+    fn leak(s: String) -> &'static str {
+        Box::leak(s.into_boxed_str())
+    }
+    fn all(v: Vec<String>) -> &'static [&'static str] {
+        Box::leak(v.into_iter().map(leak).collect::<Vec<_>>().into_boxed_slice())
+    }
+    let keyed = raw.keyed.into_iter().map(|k| (leak(k.option), all(k.keys))).collect::<Vec<_>>();
+    let aliases = raw.aliases.into_iter().map(|[a, b]| (leak(a), leak(b))).collect::<Vec<_>>();
+    Ok(Box::leak(Box::new(Program {
+        names: all(raw.names),
+        role: raw.role,
+        about: leak(raw.about),
+        file: leak(file.to_string()),
+        short_value: leak(raw.short_value),
+        long_value: all(raw.long_value),
+        long_value2: all(raw.long_value2),
+        long: all(raw.long),
+        abbreviate: raw.abbreviate,
+        guess: raw.guess,
+        script: all(raw.script),
+        keyed: Box::leak(keyed.into_boxed_slice()),
+        subcommands: all(raw.subcommands),
+        subcommand_optional: raw.subcommand_optional,
+        skip: raw.skip,
+        operands_script: raw.operands_script,
+        command_after: all(raw.command_after),
+        reads_stdin: raw.reads_stdin,
+        stdin_script: all(raw.stdin_script),
+        informs: all(raw.informs),
+        command_keys: all(raw.command_keys),
+        aliases: Box::leak(aliases.into_boxed_slice()),
+        examples: all(raw.examples),
+    })))
 }
 
 /// What reading a command's options with its entry found.

@@ -200,3 +200,21 @@ pub fn program_list(program: &str) -> Option<String> {
         None => Some(format!("`{program}` is on no list: its operands are read for commands they may carry")),
     }
 }
+
+/// Checks a `[[program]]` entry of a rules file (TOML text): the message says what is wrong.
+pub fn check_program(text: &str) -> Result<(), String> {
+    catalog::parse_user(text, "").map(|_| ())
+}
+
+/// The names a `[[program]]` entry is about, for review (`cmdguard trust`).
+pub fn program_names(text: &str) -> String {
+    match toml::from_str::<programs::RawProgram>(text) {
+        Ok(p) => p.names.join(", "),
+        Err(_) => "(unreadable)".into(),
+    }
+}
+
+/// Installs the `[[program]]` entries of the rules files loaded, with the file of each.
+pub fn add_programs(entries: &[(String, String)]) {
+    catalog::add_user(entries);
+}

@@ -18,6 +18,7 @@ mod inject;
 mod layering;
 mod man_page;
 mod packs_doc;
+mod programs;
 mod properties;
 mod pty;
 mod queue;

@@ -14,7 +14,7 @@ use super::super::{Action, Allow, AllowContext, Layer, LazyRegex, LiteralSet, Or
 /// The payload for `items`. Every field is named (no `..`), so a field added to a rule, an
 /// allow entry or the settings does not compile until it is cached too.
 pub fn encode(items: &FileItems) -> Vec<u8> {
-    let FileItems { rules, allows, contexts, disable, settings } = items;
+    let FileItems { rules, allows, contexts, disable, settings, programs } = items;
     let mut w = Writer(Vec::with_capacity(64 + rules.len() * 160));
     let FileSettings { shell, timeout, session_ttl, no_tty } = settings;
     w.opt(shell.as_deref(), Writer::str);
@@ -29,6 +29,10 @@ pub fn encode(items: &FileItems) -> Vec<u8> {
         w.str(name);
         w.uint(*line as u64);
         w.uint(*col as u64);
+    });
+    w.list(programs, |w, (text, line)| {
+        w.str(text);
+        w.uint(*line as u64);
     });
     w.list(rules, encode_rule);
     w.list(allows, |w, a| {
@@ -105,6 +109,7 @@ pub fn decode(payload: &[u8], file: &str, layer: Layer) -> Option<FileItems> {
         _ => return None,
     };
     let disable = r.list(|r| Some((r.string()?, r.usize()?, r.usize()?)))?;
+    let programs = r.list(|r| Some((r.string()?, r.usize()?)))?;
     let origin = |line| Origin { layer, file: Cow::Owned(file.to_string()), line };
     let rules = r.list(|r| decode_rule(r, &origin))?;
     let allows = r.list(|r| {
@@ -126,6 +131,7 @@ pub fn decode(payload: &[u8], file: &str, layer: Layer) -> Option<FileItems> {
         contexts,
         disable,
         settings,
+        programs,
     })
 }
 

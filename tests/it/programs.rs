@@ -1,0 +1,75 @@
+//! `[[program]]` entries in a rules file: the user's own tools join the program catalogue.
+//! A wrapper's command is judged, a data program's operands are quiet, an unknown program's
+//! operands are read; a broken entry fails with its file and line; a project file's entries
+//! count as loosening and need trust; the rules cache keeps them.
+
+use crate::env::{TestEnv, code, stderr, stdout};
+use crate::trust::trust_at;
+
+const TOOLS: &str = r#"
+[[program]]
+names = ["deployctl"]
+role = "wrapper"
+about = "our deploy tool: `deployctl exec [--env E] CMD` runs CMD on the deploy host"
+subcommands = ["exec"]
+short_value = "e"
+long_value = ["--env"]
+examples = ["deployctl exec --env prod rm -rf ~"]
+
+[[program]]
+names = ["notes"]
+role = "data"
+"#;
+
+fn verdict(t: &TestEnv, command: &str) -> (i32, String) {
+    let o = t.run(["check", "-c", command]);
+    (code(&o), stdout(&o) + &stderr(&o))
+}
+
+#[test]
+fn user_entries_extend_the_catalogue() {
+    let t = TestEnv::new();
+    // Unknown at first: the operands are read, and what they carry asks (never denies).
+    assert_eq!(verdict(&t, "deployctl exec --env prod rm -rf ~").0, 1);
+    assert_eq!(verdict(&t, "notes add 'rm -rf ~ next'").0, 1);
+    t.user_rules(TOOLS);
+    for round in ["miss", "hit"] {
+        // A wrapper: its command is judged as it is (`rm -rf ~` denies).
+        let (c, out) = verdict(&t, "deployctl exec --env prod rm -rf ~");
+        assert_eq!(c, 2, "{round}: {out}");
+        assert_eq!(verdict(&t, "deployctl exec -e prod cargo build").0, 0, "{round}");
+        // Data: dangerous text there is quiet.
+        assert_eq!(verdict(&t, "notes add 'rm -rf ~ next'").0, 0, "{round}");
+    }
+    let o = t.run(["explain", "-c", "deployctl status"]);
+    assert!(stdout(&o).contains("our deploy tool"), "{}", stdout(&o));
+}
+
+#[test]
+fn a_broken_entry_fails_with_file_and_line() {
+    let t = TestEnv::new();
+    t.user_rules("[[rule]]\nid = \"a\"\naction = \"ask\"\npattern = 'x'\nreason = \"x\"\n\n[[program]]\nnames = [\"t\"]\nrole = \"wrapper\"\nlong = [\"verbose\"]\n");
+    let (c, out) = verdict(&t, "true");
+    assert_eq!(c, 78, "{out}");
+    assert!(out.contains("rules.toml, line 7") && out.contains("\"verbose\"") && out.contains("`-`"), "{out}");
+    t.user_rules("[[program]]\nnames = [\"t\"]\nrole = \"analysed\"\n");
+    let (c, out) = verdict(&t, "true");
+    assert!(c == 78 && out.contains("analysed"), "{out}");
+    t.user_rules("[[program]]\nrole = \"data\"\n");
+    let (c, out) = verdict(&t, "true");
+    assert!(c == 78 && out.contains("names"), "{out}");
+}
+
+#[test]
+fn a_project_entry_is_loosening_and_needs_trust() {
+    let t = TestEnv::new();
+    t.write(".cmdguard.toml", "[[program]]\nnames = [\"mytool\"]\nrole = \"data\"\n");
+    // Untrusted, the entry is ignored: mytool stays unknown and its operand is read.
+    let (c, out) = verdict(&t, "mytool 'rm -rf ~'");
+    assert_eq!(c, 1, "{out}");
+    assert!(out.contains("not trusted"), "{out}");
+    let (c, out) = trust_at(&t, &[".cmdguard.toml"], true);
+    assert_eq!(c, 0, "{out}");
+    assert!(out.contains("[[program]] mytool"), "{out}");
+    assert_eq!(verdict(&t, "mytool 'rm -rf ~'").0, 0);
+}
