@@ -4,135 +4,8 @@
 //! reads their literal arguments; an argument that is not a literal is reported as dynamic.
 
 use super::Field;
+pub use super::lang::Lang;
 use super::nested::NestedKind;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Lang {
-    Python,
-    Perl,
-    Ruby,
-    Node,
-    Php,
-    Awk,
-}
-
-impl Lang {
-    pub fn of(program: &str) -> Option<Lang> {
-        let p = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
-        Some(match p {
-            "python" | "pypy" => Lang::Python,
-            "perl" => Lang::Perl,
-            "ruby" | "jruby" => Lang::Ruby,
-            "node" | "nodejs" | "deno" | "bun" => Lang::Node,
-            "php" => Lang::Php,
-            "awk" | "gawk" | "mawk" | "nawk" => Lang::Awk,
-            _ => return None,
-        })
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Lang::Python => "python",
-            Lang::Perl => "perl",
-            Lang::Ruby => "ruby",
-            Lang::Node => "node",
-            Lang::Php => "php",
-            Lang::Awk => "awk",
-        }
-    }
-
-    /// Short options that take the code to run.
-    pub fn code_flags(self) -> &'static str {
-        match self {
-            Lang::Python => "c",
-            Lang::Perl => "eE",
-            Lang::Ruby => "e",
-            Lang::Node => "ep",
-            Lang::Php => "r",
-            Lang::Awk => "e",
-        }
-    }
-
-    /// Short options that take a value which is not code (`python -W ignore`, `ruby -r lib`):
-    /// the value is skipped, so that the code option after it is found.
-    pub fn value_flags(self) -> &'static str {
-        match self {
-            Lang::Python => "WXQ",
-            Lang::Perl => "IMm",
-            Lang::Ruby => "rICEF",
-            Lang::Node => "rC",
-            Lang::Php => "cdzf",
-            Lang::Awk => "",
-        }
-    }
-
-    /// Long options that take a value which is not code (`node --require x`).
-    pub fn value_options(self) -> &'static [&'static str] {
-        match self {
-            Lang::Node => &[
-                "--require",
-                "--import",
-                "--loader",
-                "--experimental-loader",
-                "--input-type",
-                "--title",
-                "--conditions",
-                "--env-file",
-                "--inspect-port",
-                "--max-old-space-size",
-                "--stack-size",
-                "--localstorage-file",
-            ],
-            Lang::Python => &["--check-hash-based-pycs"],
-            Lang::Ruby => {
-                &["--encoding", "--external-encoding", "--internal-encoding", "--enable", "--disable", "--dump"]
-            }
-            _ => &[],
-        }
-    }
-
-    /// An option after which no inline code follows (`python -m module`).
-    pub fn stops_at(self, cluster: &str) -> bool {
-        matches!(self, Lang::Python) && cluster.contains('m')
-    }
-
-    /// Calls that run a shell command or program (last name component).
-    fn runs_shell(self, name: &str) -> bool {
-        const COMMON: &[&str] =
-            &["system", "popen", "spawn", "spawnSync", "exec", "execSync", "execFile", "execFileSync"];
-        let specific: &[&str] = match self {
-            Lang::Python => &[
-                "run",
-                "call",
-                "check_call",
-                "check_output",
-                "Popen",
-                "getoutput",
-                "getstatusoutput",
-                "execv",
-                "execvp",
-                "execve",
-                "execl",
-                "execlp",
-                "spawnv",
-                "spawnvp",
-                "spawnl",
-                "spawnlp",
-            ],
-            Lang::Perl => &["qx", "open"],
-            Lang::Ruby => &["capture2", "capture2e", "capture3", "popen3", "pipeline"],
-            Lang::Node => &["execa", "execaSync", "$"],
-            Lang::Php => &["shell_exec", "passthru", "proc_open", "pcntl_exec"],
-            Lang::Awk => &[],
-        };
-        (COMMON.contains(&name) && !(self == Lang::Python && name == "exec")) || specific.contains(&name)
-    }
-
-    /// Calls that evaluate code of the same language.
-    fn evals_code(self, name: &str) -> bool {
-        name == "eval" || (self == Lang::Python && name == "exec")
-    }
-}
 
 /// Calls that delete files or directories, by last name component, with the shell command of
 /// the same effect: the path they are given is judged by the rules for that command, so
@@ -182,8 +55,17 @@ enum Arg {
 
 /// The commands and code the interpreter code runs.
 pub fn extract(lang: Lang, code: &str) -> Vec<NestedKind> {
+    if lang == Lang::PowerShell {
+        return super::lang::powershell(code);
+    }
     let chars: Vec<char> = code.chars().collect();
     let mut out = Vec::new();
+    // IPython runs a line that starts with `!` in a shell.
+    if lang == Lang::Python {
+        for line in code.lines().filter_map(|l| l.trim_start().strip_prefix('!')) {
+            out.push(NestedKind::Script(Field::lit(line.trim())));
+        }
+    }
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i];
@@ -204,7 +86,7 @@ pub fn extract(lang: Lang, code: &str) -> Vec<NestedKind> {
                 }
             }
         }
-        if matches!(lang, Lang::Perl | Lang::Ruby | Lang::Php)
+        if matches!(lang, Lang::Perl | Lang::Ruby | Lang::Php | Lang::Julia)
             && c == '`'
             && let Some((s, end)) = read_string(&chars, i)
         {
@@ -243,6 +125,17 @@ pub fn extract(lang: Lang, code: &str) -> Vec<NestedKind> {
             i += 1;
         }
         let name: String = chars[start..i].iter().collect();
+        if lang == Lang::Tcl && name == "exec" {
+            // Tcl: `exec rm -rf ~` runs its words, to the end of the command.
+            let end = chars[i..].iter().position(|c| matches!(c, '\n' | ';' | ']')).map_or(chars.len(), |n| i + n);
+            let words: String = chars[i..end].iter().collect();
+            let argv: Vec<Field> = words.split_whitespace().map(Field::lit).collect();
+            if !argv.is_empty() {
+                out.push(NestedKind::Argv(argv));
+            }
+            i = end;
+            continue;
+        }
         if lang == Lang::Perl && name == "qx" {
             if let Some((s, end)) = read_delimited(&chars, i) {
                 out.push(NestedKind::Script(Field::lit(s)));
@@ -277,7 +170,7 @@ pub fn extract(lang: Lang, code: &str) -> Vec<NestedKind> {
                 Arg::Str(s) => NestedKind::Code(lang, Field::lit(s.clone())),
                 _ => NestedKind::Dynamic(format!("{} {name}() runs code only known when it runs", lang.name())),
             },
-            [Arg::Str(s)] if !name.starts_with("exec") || name == "exec" || name == "execSync" => {
+            [Arg::Str(s)] if !name.starts_with("exec") || matches!(name.as_str(), "exec" | "execSync" | "execute") => {
                 NestedKind::Script(Field::lit(s.clone()))
             }
             [Arg::Str(s), Arg::List(l), ..] => NestedKind::Argv(

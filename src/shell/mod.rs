@@ -13,6 +13,7 @@ mod dialect;
 mod escapes;
 mod expand;
 mod interp;
+mod lang;
 mod later;
 mod nested;
 mod normalize;

@@ -223,6 +223,27 @@ fn code_of(lang: Lang, words: &[Field], u: &mut Unwrapped) {
         }
         return;
     }
+    if lang == Lang::PowerShell {
+        // `pwsh -NoProfile -Command CODE…`: PowerShell takes any prefix of a parameter name,
+        // with any case; what follows -Command is the code, and -EncodedCommand is base64.
+        let is = |w: &str, name: &str| w.len() > 1 && name.starts_with(&w.to_ascii_lowercase()[..]);
+        for (i, w) in words.iter().enumerate().skip(1) {
+            let t = w.text.as_str();
+            if t.starts_with('-') && t.len() >= 3 && is(t, "-encodedcommand") || t.eq_ignore_ascii_case("-ec") {
+                let kind = NestedKind::Dynamic("pwsh -EncodedCommand runs base64 code".into());
+                u.nested.push(Nested { origin: "pwsh -EncodedCommand".into(), kind });
+                return;
+            }
+            if t.starts_with('-') && is(t, "-command") {
+                if words.len() > i + 1 {
+                    let code = script_of(&words[i + 1..]);
+                    u.nested.push(Nested { origin: "pwsh -Command".into(), kind: NestedKind::Code(lang, code) });
+                }
+                return;
+            }
+        }
+        return;
+    }
     let flags = lang.code_flags();
     let mut i = 1;
     while let Some(w) = words.get(i).map(|f| f.text.as_str()) {
