@@ -33,6 +33,25 @@ const DELETES: &[(&str, &[&str])] = &[
     ("deleteSync", &["rm", "-rf"]),
 ];
 
+/// Calls that send SQL through a database driver (`cursor.execute`, `client.query`, `db.run`).
+const SQL_CALLS: &[&str] = &["execute", "executemany", "executescript", "query", "raw", "sql", "prepare", "run_sql"];
+
+/// SQL statements that change or remove data, whose first word says so.
+const SQL_CHANGES: &[&str] = &["drop", "truncate", "delete", "update", "alter", "grant", "revoke", "rename", "replace"];
+
+/// SQL a driver call sends, as the database client command the rules judge
+/// (`cur.execute("DROP TABLE users")` reads `psql -c 'DROP TABLE users'`).
+fn sql_sent(name: &str, args: &[Arg]) -> Option<NestedKind> {
+    if !SQL_CALLS.contains(&name) {
+        return None;
+    }
+    let Some(Arg::Str(sql)) = args.first() else { return None };
+    let verb = sql.split_whitespace().next()?.to_ascii_lowercase();
+    SQL_CHANGES
+        .contains(&verb.as_str())
+        .then(|| NestedKind::Argv(vec![Field::lit("psql"), Field::lit("-c"), Field::lit(sql.clone())]))
+}
+
 /// The shell command with the effect of a deleting call (`shutil.rmtree("x")` → `rm -rf x`).
 fn deletion(lang: Lang, name: &str, args: &[Arg]) -> Option<NestedKind> {
     let (_, argv) = DELETES.iter().find(|(n, _)| *n == name)?;
@@ -145,6 +164,12 @@ pub fn extract(lang: Lang, code: &str) -> Vec<NestedKind> {
         }
         let shell = lang.runs_shell(&name);
         if !shell && !lang.evals_code(&name) {
+            if SQL_CALLS.contains(&name.as_str()) && chars.get(i) == Some(&'(') {
+                let (args, end) = read_args(&chars, i);
+                i = end;
+                out.extend(sql_sent(&name, &args));
+                continue;
+            }
             if DELETES.iter().any(|(n, _)| *n == name) {
                 let (mut args, end) = read_args(&chars, i);
                 // perl's and ruby's calls need no parentheses: `unlink glob("…")`, `unlink $f`.
