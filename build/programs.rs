@@ -9,6 +9,35 @@ use std::path::Path;
 
 use crate::programs::{ProgramFile, RawProgram};
 
+/// The catalogue as the binary holds it: every string in one text (`CATALOGUE`), and tables of
+/// `(start, end)` offsets into it. The tables hold no pointers, so the loader has no relocation
+/// to apply for them at start-up (a table of `&str` cost ~10 instructions per string on every
+/// start); `shell::catalog` decodes the one entry a command needs.
+#[derive(Default)]
+struct Packer {
+    text: String,
+    lists: Vec<String>,
+    keyed: Vec<String>,
+    aliases: Vec<String>,
+}
+
+impl Packer {
+    fn s(&mut self, v: &str) -> String {
+        let start = self.text.len();
+        self.text.push_str(v);
+        format!("({start}, {})", self.text.len())
+    }
+
+    fn list(&mut self, items: &[String]) -> String {
+        let first = self.lists.len();
+        for i in items {
+            let s = self.s(i);
+            self.lists.push(s);
+        }
+        format!("({first}, {})", self.lists.len())
+    }
+}
+
 pub fn emit(out_dir: &Path) {
     println!("cargo:rerun-if-changed=programs");
     let mut files: Vec<_> = std::fs::read_dir("programs")
@@ -17,9 +46,9 @@ pub fn emit(out_dir: &Path) {
         .filter(|p| p.extension().is_some_and(|e| e == "toml"))
         .collect();
     files.sort();
-    let mut out = String::from("pub static PROGRAMS: &[Program] = &[\n");
+    let mut pk = Packer::default();
+    let mut entries = Vec::new();
     let mut names: BTreeMap<String, usize> = BTreeMap::new();
-    let mut count = 0;
     for path in &files {
         println!("cargo:rerun-if-changed={}", path.display());
         let text = std::fs::read_to_string(path).expect("read programs file");
@@ -27,65 +56,72 @@ pub fn emit(out_dir: &Path) {
         let shown = format!("programs/{}", path.file_name().unwrap().to_str().unwrap());
         for p in &file.programs {
             for n in &p.names {
-                if names.insert(n.clone(), count).is_some() {
+                if names.insert(n.clone(), entries.len()).is_some() {
                     panic!("{shown}: program {n:?} is listed twice in the catalogue");
                 }
             }
-            out.push_str(&entry(p, &shown));
-            count += 1;
+            entries.push(entry(&mut pk, p, &shown));
         }
     }
-    out.push_str("];\n\npub static PROGRAM_NAMES: &[(&str, u16)] = &[\n");
-    for (n, i) in &names {
-        let _ = writeln!(out, "    ({n:?}, {i}),");
-    }
-    out.push_str("];\n\npub static RULE_PROGRAMS: &[&str] = &[\n");
-    for n in rule_programs() {
-        let _ = writeln!(out, "    {n:?},");
-    }
-    out.push_str("];\n");
+    let mut out = format!(
+        "const PROGRAM_COUNT: usize = {};\nstatic PACKED: [Packed; PROGRAM_COUNT] = [\n{}];\n\n",
+        entries.len(),
+        entries.join("")
+    );
+    let index: Vec<String> = names.iter().map(|(n, i)| format!("({}, {i})", pk.s(n))).collect();
+    let _ = writeln!(out, "static PROGRAM_NAMES: &[(Span, u16)] = &[{}];", index.join(", "));
+    let rules: Vec<String> = rule_programs().iter().map(|n| pk.s(n)).collect();
+    let _ = writeln!(out, "static RULE_PROGRAMS: &[Span] = &[{}];", rules.join(", "));
+    let _ = writeln!(out, "static LISTS: &[Span] = &[{}];", pk.lists.join(", "));
+    let _ = writeln!(out, "static KEYED: &[(Span, Span)] = &[{}];", pk.keyed.join(", "));
+    let _ = writeln!(out, "static ALIASES: &[(Span, Span)] = &[{}];", pk.aliases.join(", "));
+    let _ = writeln!(out, "static CATALOGUE: &str = {:?};", pk.text);
     std::fs::write(out_dir.join("programs.rs"), out).expect("write programs.rs");
 }
 
-fn strs(items: &[String]) -> String {
-    format!("&[{}]", items.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>().join(", "))
-}
-
-fn entry(p: &RawProgram, file: &str) -> String {
+fn entry(pk: &mut Packer, p: &RawProgram, file: &str) -> String {
     for o in p.script.iter().chain(&p.long_value).chain(&p.long).chain(&p.long_value2) {
         if !o.starts_with('-') {
             panic!("{file}: program {:?}: option {o:?} does not start with `-`", p.names[0]);
         }
     }
-    let keyed: Vec<String> = p.keyed.iter().map(|k| format!("({:?}, {})", k.option, strs(&k.keys))).collect();
-    let aliases: Vec<String> = p.aliases.iter().map(|[a, b]| format!("({a:?}, {b:?})")).collect();
+    let keyed_first = pk.keyed.len();
+    for k in &p.keyed {
+        let (option, keys) = (pk.s(&k.option), pk.list(&k.keys));
+        pk.keyed.push(format!("({option}, {keys})"));
+    }
+    let keyed = format!("({keyed_first}, {})", pk.keyed.len());
+    let aliases_first = pk.aliases.len();
+    for [a, b] in &p.aliases {
+        let (a, b) = (pk.s(a), pk.s(b));
+        pk.aliases.push(format!("({a}, {b})"));
+    }
+    let aliases = format!("({aliases_first}, {})", pk.aliases.len());
     format!(
-        "    Program {{ names: {}, role: Role::{:?}, about: {:?}, file: {file:?}, short_value: {:?}, long_value: {}, \
-         long_value2: {}, long: {}, abbreviate: {}, guess: {}, script: {}, keyed: &[{}], subcommands: {}, \
-         subcommand_optional: {}, skip: {}, operands_script: {}, command_after: {}, reads_stdin: {}, \
-         stdin_script: {}, informs: {}, command_keys: {}, aliases: &[{}], examples: {} }},\n",
-        strs(&p.names),
+        "    Packed {{ role: Role::{:?}, about: {}, file: {}, short_value: {}, long_value: {}, long_value2: {}, \
+         long: {}, abbreviate: {}, guess: {}, script: {}, keyed: {keyed}, subcommands: {}, subcommand_optional: {}, \
+         skip: {}, operands_script: {}, command_after: {}, reads_stdin: {}, stdin_script: {}, informs: {}, \
+         command_keys: {}, aliases: {aliases}, examples: {} }},\n",
         p.role,
-        p.about,
-        p.short_value,
-        strs(&p.long_value),
-        strs(&p.long_value2),
-        strs(&p.long),
+        pk.s(&p.about),
+        pk.s(file),
+        pk.s(&p.short_value),
+        pk.list(&p.long_value),
+        pk.list(&p.long_value2),
+        pk.list(&p.long),
         p.abbreviate,
         p.guess,
-        strs(&p.script),
-        keyed.join(", "),
-        strs(&p.subcommands),
+        pk.list(&p.script),
+        pk.list(&p.subcommands),
         p.subcommand_optional,
         p.skip,
         p.operands_script,
-        strs(&p.command_after),
+        pk.list(&p.command_after),
         p.reads_stdin,
-        strs(&p.stdin_script),
-        strs(&p.informs),
-        strs(&p.command_keys),
-        aliases.join(", "),
-        strs(&p.examples),
+        pk.list(&p.stdin_script),
+        pk.list(&p.informs),
+        pk.list(&p.command_keys),
+        pk.list(&p.examples),
     )
 }
 

@@ -9,8 +9,7 @@ pub use super::programs::Role;
 /// One catalogue entry, as `build.rs` compiled it.
 #[derive(Debug)]
 pub struct Program {
-    /// The names it is found by (`PROGRAM_NAMES` indexes them).
-    #[cfg_attr(not(test), allow(dead_code))]
+    /// The names a user entry is found by (built-in ones are found through `PROGRAM_NAMES`).
     pub names: &'static [&'static str],
     pub role: Role,
     pub about: &'static str,
@@ -38,7 +37,86 @@ pub struct Program {
     pub examples: &'static [&'static str],
 }
 
+/// Where a string sits in `CATALOGUE` (or a run of items in `LISTS`, `KEYED`, `ALIASES`).
+type Span = (u32, u32);
+
+/// A built-in entry as the binary holds it: offsets, no pointers (`build/programs.rs`).
+struct Packed {
+    role: Role,
+    about: Span,
+    file: Span,
+    short_value: Span,
+    long_value: Span,
+    long_value2: Span,
+    long: Span,
+    abbreviate: bool,
+    guess: bool,
+    script: Span,
+    keyed: Span,
+    subcommands: Span,
+    subcommand_optional: bool,
+    skip: usize,
+    operands_script: bool,
+    command_after: Span,
+    reads_stdin: bool,
+    stdin_script: Span,
+    informs: Span,
+    command_keys: Span,
+    aliases: Span,
+    examples: Span,
+}
+
 include!(concat!(env!("OUT_DIR"), "/programs.rs"));
+
+fn text(s: Span) -> &'static str {
+    &CATALOGUE[s.0 as usize..s.1 as usize]
+}
+
+fn leak<T>(v: Vec<T>) -> &'static [T] {
+    if v.is_empty() { &[] } else { Box::leak(v.into_boxed_slice()) }
+}
+
+fn strings(run: Span) -> &'static [&'static str] {
+    leak(LISTS[run.0 as usize..run.1 as usize].iter().map(|&s| text(s)).collect())
+}
+
+/// Built-in entries decoded so far, by index: a command decodes only the entries it meets.
+static DECODED: [std::sync::OnceLock<&'static Program>; PROGRAM_COUNT] =
+    [const { std::sync::OnceLock::new() }; PROGRAM_COUNT];
+
+fn decoded(i: usize) -> &'static Program {
+    DECODED[i].get_or_init(|| {
+        let p = &PACKED[i];
+        let keyed = KEYED[p.keyed.0 as usize..p.keyed.1 as usize].iter().map(|&(o, keys)| (text(o), strings(keys)));
+        let aliases = ALIASES[p.aliases.0 as usize..p.aliases.1 as usize].iter().map(|&(a, b)| (text(a), text(b)));
+        Box::leak(Box::new(Program {
+            // Names are looked up in `PROGRAM_NAMES`; a built-in entry does not list them again.
+            names: &[],
+            role: p.role,
+            about: text(p.about),
+            file: text(p.file),
+            short_value: text(p.short_value),
+            long_value: strings(p.long_value),
+            long_value2: strings(p.long_value2),
+            long: strings(p.long),
+            abbreviate: p.abbreviate,
+            guess: p.guess,
+            script: strings(p.script),
+            keyed: leak(keyed.collect()),
+            subcommands: strings(p.subcommands),
+            subcommand_optional: p.subcommand_optional,
+            skip: p.skip,
+            operands_script: p.operands_script,
+            command_after: strings(p.command_after),
+            reads_stdin: p.reads_stdin,
+            stdin_script: strings(p.stdin_script),
+            informs: strings(p.informs),
+            command_keys: strings(p.command_keys),
+            aliases: leak(aliases.collect()),
+            examples: strings(p.examples),
+        }))
+    })
+}
 
 /// Entries from the user's rules files (`[[program]]`), which come before the built-in ones.
 static USER: std::sync::OnceLock<Vec<&'static Program>> = std::sync::OnceLock::new();
@@ -48,13 +126,14 @@ pub fn find(name: &str) -> Option<&'static Program> {
     if let Some(p) = USER.get().and_then(|user| user.iter().find(|p| p.names.contains(&name))) {
         return Some(p);
     }
-    PROGRAM_NAMES.binary_search_by(|(n, _)| (*n).cmp(name)).ok().map(|i| &PROGRAMS[PROGRAM_NAMES[i].1 as usize])
+    let at = PROGRAM_NAMES.binary_search_by(|&(n, _)| text(n).cmp(name)).ok()?;
+    Some(decoded(PROGRAM_NAMES[at].1 as usize))
 }
 
 /// A program some built-in rule is written for (the first word of an anchored rule): known to
 /// the rules, so its operands are not read as unknown text.
 pub fn named_by_rules(name: &str) -> bool {
-    RULE_PROGRAMS.binary_search(&name).is_ok()
+    RULE_PROGRAMS.binary_search_by(|&n| text(n).cmp(name)).is_ok()
 }
 
 /// Installs the user's entries, each as `[[program]]` TOML text with the file it is from. The
@@ -347,7 +426,7 @@ mod tests {
     fn every_catalogue_example_reaches_its_command() {
         let policy = Policy::new(builtin_rules(), Vec::new(), Settings::default(), Vec::new());
         let mut missed = Vec::new();
-        for p in PROGRAMS {
+        for p in (0..PROGRAM_COUNT).map(decoded) {
             for example in p.examples {
                 if verdict(&policy, example) == Verdict::Pass {
                     missed.push(format!("{}: {example}", p.file));
@@ -359,11 +438,12 @@ mod tests {
 
     #[test]
     fn names_are_sorted_and_found() {
-        assert!(PROGRAM_NAMES.windows(2).all(|w| w[0].0 < w[1].0));
-        assert!(RULE_PROGRAMS.windows(2).all(|w| w[0] < w[1]));
-        for (name, _) in PROGRAM_NAMES {
-            assert!(find(name).is_some_and(|p| p.names.contains(name)), "{name}");
+        assert!(PROGRAM_NAMES.windows(2).all(|w| text(w[0].0) < text(w[1].0)));
+        assert!(RULE_PROGRAMS.windows(2).all(|w| text(w[0]) < text(w[1])));
+        for &(name, i) in PROGRAM_NAMES {
+            assert!(find(text(name)).is_some_and(|p| std::ptr::eq(p, decoded(i as usize))), "{}", text(name));
         }
+        assert_eq!(text(PACKED[PROGRAM_NAMES[0].1 as usize].file).split('/').next(), Some("programs"));
         assert!(find("no-such-program").is_none());
         assert!(named_by_rules("rm") && named_by_rules("terraform"));
     }
