@@ -426,7 +426,8 @@ impl Analyzer {
             self.written.insert(file.trim_start_matches("./").to_string(), text);
         }
         // A script written earlier in this command and run now (`echo … > x.sh && bash x.sh`).
-        let run_file = if super::nested::SHELLS.contains(&super::basename(&u.words[0].text)) {
+        let sourced = matches!(u.words[0].text.as_str(), "source" | ".");
+        let run_file = if sourced || super::nested::SHELLS.contains(&super::basename(&u.words[0].text)) {
             u.words[1..].iter().find(|f| !f.text.starts_with(['-', '+']))
         } else {
             Some(&u.words[0])

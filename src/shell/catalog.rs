@@ -236,8 +236,12 @@ impl Program {
             return (full, None);
         }
         if self.abbreviate && name.starts_with("--") && name.len() > 3 {
+            // One name may be on two lists (`--use-compress-program` takes a value and is a
+            // script): ambiguous means two different names.
             let mut matching = self.long_names().filter(|n| n.starts_with(name));
-            if let (Some(one), None) = (matching.next(), matching.next()) {
+            if let Some(one) = matching.next()
+                && matching.all(|n| n == one)
+            {
                 return (one, Some(one));
             }
         }

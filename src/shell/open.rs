@@ -85,7 +85,12 @@ fn apply(p: &'static Program, origin: &str, words: &mut [Field], u: &mut Unwrapp
     }
     // `psql -c '\! CMD'`, `sqlite3 db '.shell CMD'`, `vim -c '!CMD'`.
     for f in words.iter().skip(1).filter(|_| !p.command_keys.is_empty()) {
-        for (key, cmd) in catalog::keyed_lines(&f.text, p.command_keys) {
+        // `--execute=system …`: the value after an option's name.
+        let text = match f.text.split_once('=') {
+            Some((name, value)) if name.starts_with('-') && !name.contains(char::is_whitespace) => value,
+            _ => f.text.as_str(),
+        };
+        for (key, cmd) in catalog::keyed_lines(text, p.command_keys) {
             let kind = NestedKind::Script(Field { text: cmd, dynamic: f.dynamic });
             u.nested.push(Nested { origin: format!("{origin} {key}"), kind });
         }
