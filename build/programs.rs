@@ -70,6 +70,10 @@ pub fn emit(out_dir: &Path) {
     );
     let index: Vec<String> = names.iter().map(|(n, i)| format!("({}, {i})", pk.s(n))).collect();
     let _ = writeln!(out, "static PROGRAM_NAMES: &[(Span, u16)] = &[{}];", index.join(", "));
+    let subs: std::collections::BTreeSet<&str> =
+        names.keys().filter_map(|n| n.split_once(' ').map(|(p, _)| p)).collect();
+    let subs: Vec<String> = subs.into_iter().map(|n| pk.s(n)).collect();
+    let _ = writeln!(out, "static SUB_PROGRAMS: &[Span] = &[{}];", subs.join(", "));
     let rules: Vec<String> = rule_programs().iter().map(|n| pk.s(n)).collect();
     let _ = writeln!(out, "static RULE_PROGRAMS: &[Span] = &[{}];", rules.join(", "));
     let _ = writeln!(out, "static LISTS: &[Span] = &[{}];", pk.lists.join(", "));

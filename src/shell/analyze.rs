@@ -432,7 +432,8 @@ impl Analyzer {
         } else {
             Some(&u.words[0])
         };
-        if u.nested.is_empty()
+        if !self.written.is_empty()
+            && u.nested.is_empty()
             && u.stdin.is_none()
             && let Some(f) = run_file.filter(|f| !f.dynamic)
             && let Some(text) = self.written.get(f.text.trim_start_matches("./")).cloned()

@@ -130,6 +130,15 @@ pub fn find(name: &str) -> Option<&'static Program> {
     Some(decoded(PROGRAM_NAMES[at].1 as usize))
 }
 
+/// Whether some entry names a subcommand of `program` (`git reset`): only then is a command's
+/// second word looked up with it.
+pub fn has_subcommand_entries(program: &str) -> bool {
+    let user = USER.get().is_some_and(|u| {
+        u.iter().any(|p| p.names.iter().any(|n| n.split_once(' ').is_some_and(|(a, _)| a == program)))
+    });
+    user || SUB_PROGRAMS.binary_search_by(|&n| text(n).cmp(program)).is_ok()
+}
+
 /// A program some built-in rule is written for (the first word of an anchored rule): known to
 /// the rules, so its operands are not read as unknown text.
 pub fn named_by_rules(name: &str) -> bool {

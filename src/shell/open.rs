@@ -25,7 +25,7 @@ pub fn carried(words: &mut [Field], u: &mut Unwrapped) {
         return;
     }
     // A subcommand's own entry (`git rebase`), read from the subcommand on.
-    if let Some(sub) = words.get(1).filter(|f| !f.dynamic)
+    if let Some(sub) = words.get(1).filter(|f| !f.dynamic && catalog::has_subcommand_entries(&prog))
         && let Some(p) = catalog::find(&format!("{prog} {}", sub.text))
     {
         let origin = format!("{prog} {}", sub.text);
