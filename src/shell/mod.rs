@@ -6,6 +6,7 @@
 mod analyze;
 mod ansi_c;
 mod ast;
+mod brace;
 mod catalog;
 mod compound;
 mod descend;
@@ -25,6 +26,7 @@ mod programs;
 mod reading;
 mod redirect;
 mod unwrap;
+mod vars;
 mod word;
 
 #[cfg(test)]
