@@ -47,6 +47,14 @@ pub struct Analyzer {
     pub(super) hashed: HashMap<String, String>,
     /// Files this command writes with known text (`echo 'cmd' > x.sh`), by path.
     pub(super) written: HashMap<String, String>,
+    /// Names whose value is never known here (see `vars.rs`).
+    pub(super) opaque: std::collections::HashSet<String>,
+    /// Names declared `readonly`: assigning them fails and keeps the value.
+    pub(super) readonly: std::collections::HashSet<String>,
+    /// Every name assigned so far, in order (function bodies read what they assign from it).
+    pub(super) assigned: Vec<String>,
+    /// Function bodies being walked: `local` assigns only inside one.
+    pub(super) in_function: usize,
 }
 
 /// A redirection after expansion: `2>` and its target.
@@ -208,6 +216,9 @@ impl Analyzer {
                 let before = self.out.segments.len();
                 let fields: Vec<Field> = words.iter().flat_map(|w| self.expand(w)).collect();
                 self.compound_arith(kind, &fields);
+                if *kind == "((" {
+                    fields.iter().for_each(|f| self.arith_assigns(&f.text));
+                }
                 let (input, redirs): (Vec<Redir>, Vec<Redir>) = redirects
                     .iter()
                     .map(|r| Redir {
@@ -219,8 +230,19 @@ impl Analyzer {
                 // The body's commands read what the compound is fed (`curl … | (sh)`).
                 let outer = std::mem::replace(&mut self.stdin, input_after(&input, piped));
                 let vars = self.env.clone();
+                let assigned = self.assigned.len();
+                if matches!(*kind, "for" | "select")
+                    && let Some(name) = fields.first()
+                {
+                    self.set_var(&name.text, None);
+                }
+                self.in_function += usize::from(*kind == "function");
                 for body in bodies {
                     self.walk_script(body);
+                }
+                if *kind == "function" {
+                    self.in_function -= 1;
+                    self.function_defined(assigned);
                 }
                 match *kind {
                     // A subshell's assignments stay in it; a group's are the shell's own.
@@ -282,7 +304,7 @@ impl Analyzer {
                     // Assigning through a reference changes a variable this table cannot name.
                     self.env.values_mut().for_each(|v| *v = None);
                 }
-                self.env.insert(name, (!value.dynamic).then_some(value.text));
+                self.set_var(&name, (!value.dynamic).then_some(value.text));
             }
             // `> file` alone truncates the file, as `: > file` does: rules see it that way.
             return if redirs.is_empty() { None } else { self.command_fields(vec![Field::lit(":")], redirs, None) };
@@ -306,29 +328,10 @@ impl Analyzer {
                 self.issue(IssueKind::Dynamic, format!("words are decoded at run time: {shown}"));
             }
         }
+        self.prefix_assigns(&fields[0], &values);
         self.track_declarations(&fields);
+        self.builtin_assigns(&fields);
         self.command_fields(fields, redirs, piped)
-    }
-
-    /// `export X=rm`, `local X=…`, `unset X`: keep the variable table current.
-    fn track_declarations(&mut self, fields: &[Field]) {
-        let program = super::basename(&fields[0].text);
-        if is_declaration(program) {
-            for f in &fields[1..] {
-                if let Some((name, value)) = f.text.split_once('=') {
-                    self.env.insert(name.to_string(), (!f.dynamic).then(|| value.to_string()));
-                }
-            }
-        } else if program == "unset" {
-            for f in &fields[1..] {
-                if f.text == "IFS" {
-                    // Unset, IFS splits on blanks again.
-                    self.env.remove("IFS");
-                } else {
-                    self.env.insert(f.text.clone(), Some(String::new()));
-                }
-            }
-        }
     }
 
     /// One simple command from its expanded words: unwrap, record, follow nested scripts.

@@ -50,8 +50,9 @@ impl Parser {
             let body = self.do_group()?;
             return self.compound(kw, vec![body], vec![], nested);
         }
-        self.word()?.ok_or_else(|| ParseError::at(format!("`{kw}` needs a variable name"), self.pos))?;
-        let mut words = Vec::new();
+        let name = self.word()?.ok_or_else(|| ParseError::at(format!("`{kw}` needs a variable name"), self.pos))?;
+        // The loop variable comes first: the walk marks it unknown after the loop.
+        let mut words = vec![name];
         self.blanks_and_newlines();
         if self.reserved(&["in"]).is_some() {
             self.pos += 2;

@@ -72,7 +72,7 @@ fn escapes(s: &str, flavor: Flavor) -> (String, bool) {
 }
 
 /// The output of `printf FORMAT ARGS…` for `%s`, `%b`, `%c`, `%d` and `%%`.
-pub fn printf(format: &str, args: &[String]) -> String {
+pub fn printf(format: &str, args: &[String]) -> Option<String> {
     let format = escapes(format, Flavor::Format).0;
     let mut out = String::new();
     let mut args = args.iter();
@@ -84,9 +84,10 @@ pub fn printf(format: &str, args: &[String]) -> String {
                 out.push(c);
                 continue;
             }
-            let mut conv = chars.next();
-            while conv.is_some_and(|c| c.is_ascii_digit() || "-+ #.".contains(c)) {
-                conv = chars.next();
+            let conv = chars.next();
+            if conv.is_some_and(|c| c.is_ascii_digit() || "-+ #.*".contains(c)) {
+                // Widths, precisions and flags pad or cut: not followed.
+                return None;
             }
             match conv {
                 Some('%') => out.push('%'),
@@ -98,10 +99,12 @@ pub fn printf(format: &str, args: &[String]) -> String {
                     used = true;
                     out.extend(args.next().and_then(|s| s.chars().next()));
                 }
-                Some(_) => {
+                Some('s') => {
                     used = true;
                     out.push_str(args.next().map_or("", |s| s));
                 }
+                // Numbers (`%d` reads `010` as octal), `%q` and the rest: not followed.
+                Some(_) => return None,
                 None => out.push('%'),
             }
         }
@@ -109,7 +112,7 @@ pub fn printf(format: &str, args: &[String]) -> String {
             break;
         }
     }
-    out
+    Some(out)
 }
 
 #[cfg(test)]
@@ -118,14 +121,16 @@ mod tests {
 
     #[test]
     fn printf_and_echo_escapes() {
-        assert_eq!(printf(r"\x72\x6d", &[]), "rm");
-        assert_eq!(printf("%s", &["rm".into()]), "rm");
-        assert_eq!(printf("%s-", &["a".into(), "b".into()]), "a-b-");
-        assert_eq!(printf(r"\162\155", &[]), "rm");
+        assert_eq!(printf(r"\x72\x6d", &[]).unwrap(), "rm");
+        assert_eq!(printf("%s", &["rm".into()]).unwrap(), "rm");
+        assert_eq!(printf("%s-", &["a".into(), "b".into()]).unwrap(), "a-b-");
+        assert_eq!(printf(r"\162\155", &[]).unwrap(), "rm");
         assert_eq!(unescape(r"\0162m"), "rm");
         assert_eq!(unescape(r"rm\c -rf"), "rm");
-        assert_eq!(printf(r"a\cb", &[]), r"a\cb");
+        assert_eq!(printf(r"a\cb", &[]).unwrap(), r"a\cb");
         assert_eq!(dash_echo(r"r\0155\x41"), (r"rm\x41".to_string(), false));
-        assert_eq!(printf("100%%", &[]), "100%");
+        assert_eq!(printf("100%%", &[]).unwrap(), "100%");
+        assert_eq!(printf("%d", &["010".into()]), None);
+        assert_eq!(printf("%5s", &["a".into()]), None);
     }
 }

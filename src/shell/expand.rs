@@ -6,10 +6,8 @@
 
 use super::analyze::Analyzer;
 use super::ast::{Part, Word};
+use super::brace::{brace_expand, sequence};
 use super::{Field, MAX_EXPANDED_BYTES, MAX_WORD_BYTES};
-
-/// Most fields one word may brace-expand into.
-const MAX_BRACE_FIELDS: usize = 64;
 
 #[derive(Default)]
 struct Builder {
@@ -21,6 +19,9 @@ struct Builder {
     cur_eq: bool,
     /// Fields that are options whose text a wildcard can change: `-r[f]`, `--h?rd`.
     option_globs: Vec<String>,
+    /// The current field holds a value with a `~` in it: kept as home (canonical) only where
+    /// a word reads it so (`~`, `~/x`, `a=~`), else not known (`X=~; $X.suf`).
+    cur_value_tilde: bool,
     /// A field grew past `MAX_WORD_BYTES`; the rest of it was not kept.
     overflow: bool,
     /// `IFS` as assigned earlier in the command: `None` for the default (blanks), `Some(None)`
@@ -55,7 +56,8 @@ impl Builder {
 
     fn end_field(&mut self) {
         if self.started {
-            let field = std::mem::replace(&mut self.cur, Field::lit(""));
+            let mut field = std::mem::replace(&mut self.cur, Field::lit(""));
+            field.dynamic |= self.cur_value_tilde && !home_tildes_only(&field.text);
             // `-r[f]`, `--h*d`: the shell replaces the word with matching file names, and a file
             // named `-rf` or `--hard` turns it into that option. (`--exclude=*.o` is safe: the
             // option is fixed before the wildcard.)
@@ -65,6 +67,7 @@ impl Builder {
             self.fields.push(field);
         }
         self.started = false;
+        self.cur_value_tilde = false;
         self.cur_glob = false;
         self.cur_eq = false;
     }
@@ -81,20 +84,34 @@ impl Builder {
             Some(None) => return self.push_text(value, true),
             Some(Some(ifs)) => return self.push_split(value, &ifs),
         }
-        if value.starts_with(char::is_whitespace) {
+        if value.starts_with(is_blank) {
             self.end_field();
         }
-        let mut pieces = value.split_whitespace().peekable();
+        let mut pieces = value.split(is_blank).filter(|p| !p.is_empty()).peekable();
         while let Some(piece) = pieces.next() {
             self.push_unquoted(piece);
             if pieces.peek().is_some() {
                 self.end_field();
             }
         }
-        if value.ends_with(char::is_whitespace) {
+        if value.ends_with(is_blank) {
             self.end_field();
         }
     }
+
+    /// Marks what was pushed since `fields` fields were complete as not known.
+    fn mark_dynamic_since(&mut self, fields: usize) {
+        let from = fields.min(self.fields.len());
+        self.fields[from..].iter_mut().for_each(|f| f.dynamic = true);
+        if self.started {
+            self.cur.dynamic = true;
+        }
+    }
+}
+
+/// The blanks of the default `IFS` (space, tab, newline; not `\r`, `\v` or other spaces).
+fn is_blank(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n')
 }
 
 impl Builder {
@@ -103,11 +120,15 @@ impl Builder {
     /// word is marked unknown.
     fn push_split(&mut self, value: &str, ifs: &str) {
         if ifs.is_empty() {
-            return self.push_unquoted(value);
+            // No splitting; an empty value still leaves no field.
+            if !value.is_empty() {
+                self.push_unquoted(value);
+            }
+            return;
         }
         let pieces: Vec<&str> = value.split(|c| ifs.contains(c)).collect();
         let inner_empty = pieces.len() > 2 && pieces[1..pieces.len() - 1].iter().any(|p| p.is_empty());
-        let blank_only = ifs.chars().all(char::is_whitespace);
+        let blank_only = ifs.chars().all(is_blank);
         if inner_empty && !blank_only {
             self.cur.dynamic = true;
         }
@@ -130,6 +151,11 @@ impl Builder {
 impl Analyzer {
     /// Expands a word into fields (usually one; none for an unquoted empty expansion).
     pub(super) fn expand(&mut self, word: &Word) -> Vec<Field> {
+        self.expand_in(word, true)
+    }
+
+    /// `braces`: bash brace-expands the word (not an assignment's value: `X={a,b}` is as is).
+    fn expand_in(&mut self, word: &Word, braces: bool) -> Vec<Field> {
         let mut b = Builder { ifs: self.env.get("IFS").cloned(), ..Builder::default() };
         let mut brace = false;
         for part in &word.0 {
@@ -139,7 +165,7 @@ impl Analyzer {
                     b.push_text(text, false);
                 }
                 Part::Lit { text, quoted: false } => {
-                    brace |= text.contains('{') && text.contains(',');
+                    brace |= braces && text.contains('{') && (text.contains(',') || text.contains(".."));
                     b.push_unquoted(text);
                 }
                 Part::Param { name, quoted, raw, nested } => {
@@ -148,8 +174,17 @@ impl Analyzer {
                     }
                     self.decoded |= self.decoded_vars.contains(name);
                     match self.param_value(name, raw.as_deref()) {
-                        Some(v) => b.push_value(&v, *quoted),
-                        None => {
+                        // An unknown value's default that splits away would leave no word at all.
+                        Some((v, false)) => {
+                            b.cur_value_tilde |= v.contains('~');
+                            b.push_value(&v, *quoted);
+                        }
+                        Some((v, true)) if !v.trim_matches(is_blank).is_empty() => {
+                            let n = b.fields.len();
+                            b.push_value(&v, *quoted);
+                            b.mark_dynamic_since(n);
+                        }
+                        _ => {
                             let shown = match raw {
                                 // `${HOME:-/tmp}`: HOME is always set, so the shell uses HOME.
                                 Some(_) if always_set(name) && !self.env.contains_key(name.as_str()) => {
@@ -163,7 +198,10 @@ impl Analyzer {
                     }
                 }
                 Part::Subst { script, quoted } => match self.walk_subst(script) {
-                    (Some(out), _, _) => b.push_value(&out, *quoted),
+                    (Some(out), _, _) => {
+                        b.cur_value_tilde |= out.contains('~');
+                        b.push_value(&out, *quoted);
+                    }
                     (None, shown, decodes) => {
                         self.decoded |= decodes;
                         b.push_text(&format!("$({shown})"), true);
@@ -177,6 +215,7 @@ impl Analyzer {
                     for script in nested {
                         self.walk_nested_script(script, "$((…))");
                     }
+                    self.arith_assigns(raw);
                     // bash evaluates the values of the variables named, subscripts and all (dash
                     // refuses such values, so reading them the bash way costs nothing).
                     if !self.code_values(raw).is_empty() {
@@ -207,8 +246,19 @@ impl Analyzer {
                 format!("the option `{shown}` holds a wildcard: a file named like an option would replace it"),
             );
         }
-        // Brace expansion is bash's; dash leaves `{a,b}` as it is.
-        if brace && b.fields.len() == 1 && !b.fields[0].dynamic && self.bash() {
+        if tilde_prefix(word) {
+            // `~root`, `~+`, `~-`: a user's home or a directory, only known when it runs.
+            b.fields.iter_mut().take(1).for_each(|f| f.dynamic = true);
+        }
+        // Brace expansion is bash's; dash leaves `{a,b}` as it is. bash expands braces before
+        // anything else, so only a word of plain unquoted text is expanded here: where quotes
+        // or expansions take part (`{a,'b}'`, `$x{a,b}`), or for a sequence (`{1..3}`), the
+        // word is marked not known.
+        let joined: String = b.fields.iter().map(|f| f.text.as_str()).collect();
+        let mixed = word.0.len() > 1 || sequence(&joined);
+        if brace && joined.contains('}') && mixed && self.bash() {
+            b.fields.iter_mut().for_each(|f| f.dynamic = true);
+        } else if brace && b.fields.len() == 1 && !b.fields[0].dynamic && self.bash() {
             match brace_expand(&b.fields[0].text) {
                 Some(expanded) if expanded.len() > 1 => return expanded.into_iter().map(Field::lit).collect(),
                 Some(_) => {}
@@ -221,15 +271,18 @@ impl Analyzer {
 
     /// Expands a word into one field without splitting (assignment values, redirect targets).
     pub(super) fn expand_joined(&mut self, word: &Word) -> Field {
-        let fields = self.expand(word);
+        let fields = self.expand_in(word, false);
         let dynamic = fields.iter().any(|f| f.dynamic);
         Field { text: fields.into_iter().map(|f| f.text).collect::<Vec<_>>().join(" "), dynamic }
     }
 
-    fn param_value(&self, name: &str, raw: Option<&str>) -> Option<String> {
+    /// A parameter's value and whether it is not known for sure (a default or alternative
+    /// word used for a variable whose value is unknown); `None` when nothing is known.
+    fn param_value(&mut self, name: &str, raw: Option<&str>) -> Option<(String, bool)> {
         // A reference (`declare -n`) names another variable, which is not followed.
-        let known = if self.namerefs.contains(name) { None } else { self.env.get(name).cloned().flatten() };
-        let Some(r) = raw else { return known };
+        let hidden = self.namerefs.contains(name) || self.opaque.contains(name);
+        let known = if hidden { None } else { self.env.get(name).cloned().flatten() };
+        let Some(r) = raw else { return known.map(|v| (v, false)) };
         let ops = r.strip_prefix(name).unwrap_or("");
         // The word after the operator, when it is plain text (no expansion or quoting in it).
         let word = |op: &str| ops.strip_prefix(op).filter(|w| !w.contains(['$', '`', '"', '\'', '\\']));
@@ -240,22 +293,41 @@ impl Analyzer {
                 if always_set(name) && !self.env.contains_key(name) {
                     return None;
                 }
-                // `${X:-word}`: X's value if the reader knows it (with `:`, an empty value counts
-                // as unset); else the word is judged, since the command as written says what it
-                // means to run (`git reset ${X:---hard}`).
-                return match known {
-                    Some(v) if !(v.is_empty() && op.starts_with(':')) => Some(v),
-                    _ => Some(w.to_string()),
-                };
+                let assigns = op.ends_with('=');
+                return Some(match known {
+                    // With `:`, an empty value counts as unset.
+                    Some(v) if !(v.is_empty() && op.starts_with(':')) => (v, false),
+                    Some(_) => {
+                        if assigns {
+                            self.set_var(name, Some(w.to_string()));
+                        }
+                        (w.to_string(), false)
+                    }
+                    // Unknown (from the environment, or assigned something unknown): the word is
+                    // judged, since the command as written says what it means to run
+                    // (`git reset ${X:---hard}`), but it is not known to be the value.
+                    None => {
+                        if assigns {
+                            self.set_var(name, None);
+                        }
+                        (w.to_string(), true)
+                    }
+                });
             }
+        }
+        if ops.starts_with(":=") || ops.starts_with('=') {
+            // `${X:='…'}` may assign a value not read here.
+            self.set_var(name, None);
         }
         for op in [":+", "+"] {
             if let Some(w) = word(op) {
-                // `${X:+word}`: the word when X is set. Unknown X: the word, the stricter reading.
-                return match &known {
-                    Some(v) if v.is_empty() && op == ":+" => Some(String::new()),
-                    _ => Some(w.to_string()),
-                };
+                // `${X:+word}`: the word when X is set. Unknown X: the word, the stricter
+                // reading, not known to be used.
+                return Some(match &known {
+                    Some(v) if v.is_empty() && op == ":+" => (String::new(), false),
+                    Some(_) => (w.to_string(), false),
+                    None => (w.to_string(), true),
+                });
             }
         }
         None
@@ -284,67 +356,22 @@ fn always_set(name: &str) -> bool {
     )
 }
 
-/// Bash brace expansion of `a{b,c}d` forms (sequences like `{1..3}` are left alone); `None`
-/// when the word expands to more than `MAX_BRACE_FIELDS` words.
-pub fn brace_expand(word: &str) -> Option<Vec<String>> {
-    let mut out = vec![word.to_string()];
-    let mut i = 0;
-    while i < out.len() {
-        if out.len() > MAX_BRACE_FIELDS {
-            return None;
-        }
-        match expand_first(&out[i]) {
-            Some(parts) => {
-                out.splice(i..=i, parts);
-            }
-            None => i += 1,
-        }
-    }
-    Some(out)
+/// Whether a word starts (or, after `=` or `:`, goes on) with a tilde prefix naming a user or
+/// a directory stack entry (`~root`, `~+`, `~-`); plain `~` and `~/…` are kept as home.
+fn tilde_prefix(word: &Word) -> bool {
+    let Some(Part::Lit { text, quoted: false }) = word.0.first() else { return false };
+    text.char_indices().any(|(i, c)| {
+        c == '~'
+            && (i == 0 || text[..i].ends_with(['=', ':']))
+            && text[i + 1..].chars().next().is_some_and(|n| n != '/' && n != ':')
+    })
 }
 
-fn expand_first(word: &str) -> Option<Vec<String>> {
-    let bytes = word.as_bytes();
-    for (open, _) in word.match_indices('{') {
-        let mut depth = 0;
-        let mut commas = Vec::new();
-        for (j, &c) in bytes.iter().enumerate().skip(open) {
-            match c {
-                b'{' => depth += 1,
-                b'}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        if commas.is_empty() {
-                            break;
-                        }
-                        let (pre, post) = (&word[..open], &word[j + 1..]);
-                        let mut bounds = vec![open];
-                        bounds.extend(&commas);
-                        bounds.push(j);
-                        let alts = bounds.windows(2).map(|w| format!("{pre}{}{post}", &word[w[0] + 1..w[1]]));
-                        return Some(alts.collect());
-                    }
-                }
-                b',' if depth == 1 => commas.push(j),
-                _ => {}
-            }
-        }
-    }
-    None
-}
-
-#[cfg(test)]
-mod tests {
-    use super::brace_expand;
-
-    #[test]
-    fn brace_expansion() {
-        assert_eq!(brace_expand("{src,.git}").unwrap(), ["src", ".git"]);
-        assert_eq!(brace_expand("r{m,}").unwrap(), ["rm", "r"]);
-        assert_eq!(brace_expand("a{b,{c,d}}e").unwrap(), ["abe", "ace", "ade"]);
-        assert_eq!(brace_expand("{1..3}").unwrap(), ["{1..3}"]);
-        assert_eq!(brace_expand("x{a}").unwrap(), ["x{a}"]);
-        let many = format!("{{{}}}", vec!["a"; 100].join(","));
-        assert!(brace_expand(&many).is_none());
-    }
+/// Whether every `~` in a word is where a word reads it as home: at the start or after `=` or
+/// `:`, followed by `/`, `:` or the end.
+fn home_tildes_only(text: &str) -> bool {
+    text.match_indices('~').all(|(i, _)| {
+        (i == 0 || text[..i].ends_with(['=', ':']))
+            && (text[i + 1..].is_empty() || text[i + 1..].starts_with(['/', ':']))
+    })
 }

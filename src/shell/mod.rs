@@ -6,6 +6,7 @@
 mod analyze;
 mod ansi_c;
 mod ast;
+mod brace;
 mod catalog;
 mod compound;
 mod descend;
@@ -27,6 +28,7 @@ mod reading;
 mod redirect;
 mod sed;
 mod unwrap;
+mod vars;
 mod word;
 mod xargs;
 

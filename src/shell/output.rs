@@ -89,7 +89,7 @@ fn trivial_output_in(seg: &Segment, dialect: Dialect) -> Option<String> {
         }
         "printf" => {
             let format = args.first()?;
-            Some(super::escapes::printf(format, &args[1..]))
+            super::escapes::printf(format, &args[1..])
         }
         "cat" if seg.words.len() == 1 => seg.stdin_text.clone(),
         _ => None,

@@ -10,6 +10,7 @@ mod corpus;
 mod differential;
 mod doctor;
 mod env;
+mod expansion;
 mod grants;
 mod hook;
 mod hook_failure;
