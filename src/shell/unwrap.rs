@@ -217,22 +217,7 @@ fn step(prog: &str, w: &[Field]) -> Option<Step> {
             }
         }
         "xargs" => {
-            let (i, _) = skip_options(
-                w,
-                1,
-                "adEILnPs",
-                &[
-                    "--arg-file",
-                    "--delimiter",
-                    "--eof",
-                    "--max-lines",
-                    "--max-args",
-                    "--max-procs",
-                    "--max-chars",
-                    "--process-slot-var",
-                ],
-                false,
-            );
+            let (i, _) = skip_options(w, 1, super::xargs::XARGS_SHORT, super::xargs::XARGS_LONG, false);
             if i >= w.len() { Some(Step::Replace(vec![Field::lit("echo")])) } else { Some(Step::Run(i)) }
         }
         "parallel" => parallel(w),
@@ -304,13 +289,7 @@ fn login_shell(w: &[Field], i: usize, opts: &[Opt], shell_flags: &[&str]) -> Ste
 
 /// `parallel CMD ::: ARGS` runs CMD with the arguments; a quoted CMD string is a script.
 fn parallel(w: &[Field]) -> Option<Step> {
-    let (i, _) = skip_options(
-        w,
-        1,
-        "jSIaN",
-        &["--jobs", "--sshlogin", "--arg-file", "--max-args", "--delay", "--timeout", "--joblog", "--results"],
-        false,
-    );
+    let (i, _) = skip_options(w, 1, super::xargs::PARALLEL_SHORT, super::xargs::PARALLEL_LONG, false);
     let end = w.iter().skip(i).position(|f| f.text.starts_with(":::")).map_or(w.len(), |n| i + n);
     let cmd = &w[i..end];
     let args: Vec<Field> =

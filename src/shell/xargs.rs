@@ -11,8 +11,9 @@ use super::{Field, IssueKind, basename};
 /// Most commands built from known data that are read.
 const MAX_BUILT: usize = 16;
 
-const XARGS_SHORT: &str = "adEILnPs";
-const XARGS_LONG: &[&str] = &[
+/// xargs's options that take a value (`--replace[=R]` takes one only joined by `=`).
+pub(super) const XARGS_SHORT: &str = "adEILnPs";
+pub(super) const XARGS_LONG: &[&str] = &[
     "--arg-file",
     "--delimiter",
     "--eof",
@@ -21,8 +22,11 @@ const XARGS_LONG: &[&str] = &[
     "--max-procs",
     "--max-chars",
     "--process-slot-var",
-    "--replace",
 ];
+/// GNU parallel's options that take a value.
+pub(super) const PARALLEL_SHORT: &str = "jSIaN";
+pub(super) const PARALLEL_LONG: &[&str] =
+    &["--jobs", "--sshlogin", "--arg-file", "--max-args", "--delay", "--timeout", "--joblog", "--results"];
 
 impl Analyzer {
     /// Reads the commands `xargs …` or `parallel …` builds from `input` (what it reads).
@@ -51,7 +55,7 @@ impl Analyzer {
             }
             "parallel" => {
                 let end = fields.iter().position(|f| f.text.starts_with(":::")).unwrap_or(fields.len());
-                let (i, _) = skip_options(&fields[..end], 1, "jSIaN", &["--jobs", "--arg-file"], false);
+                let (i, _) = skip_options(&fields[..end], 1, PARALLEL_SHORT, PARALLEL_LONG, false);
                 let args: Option<Vec<String>> = if end < fields.len() {
                     let known = fields[end + 1..].iter().all(|f| !f.dynamic);
                     known.then(|| {
