@@ -25,21 +25,13 @@ use regex_syntax::hir::{Hir, HirKind};
 fn main() {
     link_unwinder_statically();
     link_with_build_id();
-    println!("cargo:rerun-if-changed=rules");
-    let mut files: Vec<_> = std::fs::read_dir("rules")
-        .expect("rules/ folder")
-        .map(|e| e.expect("rules/ entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-        .collect();
-    files.sort();
-
     let mut out = String::from("pub static BUILTIN_RULES: &[BuiltinRule] = &[\n");
     let mut seen = HashSet::new();
     let mut blob = Blob::default();
-    for path in &files {
-        println!("cargo:rerun-if-changed={}", path.display());
+    let mut programs = std::collections::BTreeSet::new();
+    for path in toml_files("rules") {
         let pack = path.file_stem().unwrap().to_str().unwrap().to_string();
-        emit_pack(path, &pack, &mut seen, &mut blob, &mut out);
+        emit_pack(&path, &pack, &mut seen, &mut blob, &mut programs, &mut out);
     }
     out.push_str("];\n");
     let out_dir = std::env::var("OUT_DIR").unwrap();
@@ -47,7 +39,22 @@ fn main() {
     std::fs::write(dest.join("builtin_rules.rs"), out).expect("write builtin_rules.rs");
     std::fs::write(dest.join("builtin_dfas.bin"), &blob.bytes).expect("write builtin_dfas.bin");
     std::fs::write(dest.join("builtin_dfas.txt"), blob.summary()).expect("write builtin_dfas.txt");
-    catalogue::emit(dest);
+    catalogue::emit(dest, &programs);
+}
+
+/// The `*.toml` files of a folder, sorted, each a rerun trigger.
+fn toml_files(dir: &str) -> Vec<std::path::PathBuf> {
+    println!("cargo:rerun-if-changed={dir}");
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{dir}/ folder: {e}"))
+        .map(|e| e.expect("folder entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    for f in &files {
+        println!("cargo:rerun-if-changed={}", f.display());
+    }
+    files
 }
 
 /// The serialized DFAs of every built-in pattern, back to back, each starting at a multiple of
@@ -236,7 +243,14 @@ fn fail(path: &Path, text: &str, offset: usize, what: &str) -> ! {
     panic!("{}:{line}:{col}: {what}", path.display());
 }
 
-fn emit_pack(path: &Path, pack: &str, seen: &mut HashSet<String>, blob: &mut Blob, out: &mut String) {
+fn emit_pack(
+    path: &Path,
+    pack: &str,
+    seen: &mut HashSet<String>,
+    blob: &mut Blob,
+    programs: &mut std::collections::BTreeSet<String>,
+    out: &mut String,
+) {
     let text = std::fs::read_to_string(path).expect("read rule pack");
     let file: schema::RuleFile = match toml::from_str(&text) {
         Ok(f) => f,
@@ -277,6 +291,9 @@ fn emit_pack(path: &Path, pack: &str, seen: &mut HashSet<String>, blob: &mut Blo
         );
         let (line, _) = lines.line_col(rule.id.span().start);
         let pre = literals::prefilter(rule.pattern.get_ref());
+        if let Some((true, lits)) = &pre {
+            programs.extend(lits.iter().filter_map(|l| catalogue::program_word(l)));
+        }
         let conjunct_sets = literals::conjuncts_after(pre.as_ref(), rule.pattern.get_ref());
         let (anchored, lits) = match pre {
             Some((anchored, l)) => {

@@ -1,6 +1,6 @@
 //! Compiles the program catalogue (`programs/*.toml`) into static tables for
 //! `shell::catalog`: the entries, a sorted name index, and the programs the built-in rules are
-//! written for (the first word of each anchored rule's literals). A malformed file, an unknown
+//! written for (collected by `build.rs` from each anchored rule's literals). A malformed file, an unknown
 //! field or a name listed twice fails the build with the file and entry.
 
 use std::collections::BTreeMap;
@@ -38,19 +38,13 @@ impl Packer {
     }
 }
 
-pub fn emit(out_dir: &Path) {
-    println!("cargo:rerun-if-changed=programs");
-    let mut files: Vec<_> = std::fs::read_dir("programs")
-        .expect("programs/ folder")
-        .map(|e| e.expect("programs/ entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-        .collect();
-    files.sort();
+/// Writes `programs.rs`; `rule_programs` are the programs the built-in rules are written for.
+pub fn emit(out_dir: &Path, rule_programs: &std::collections::BTreeSet<String>) {
+    let files = crate::toml_files("programs");
     let mut pk = Packer::default();
     let mut entries = Vec::new();
     let mut names: BTreeMap<String, usize> = BTreeMap::new();
     for path in &files {
-        println!("cargo:rerun-if-changed={}", path.display());
         let text = std::fs::read_to_string(path).expect("read programs file");
         let file: ProgramFile = toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let shown = format!("programs/{}", path.file_name().unwrap().to_str().unwrap());
@@ -74,7 +68,7 @@ pub fn emit(out_dir: &Path) {
         names.keys().filter_map(|n| n.split_once(' ').map(|(p, _)| p)).collect();
     let subs: Vec<String> = subs.into_iter().map(|n| pk.s(n)).collect();
     let _ = writeln!(out, "static SUB_PROGRAMS: &[Span] = &[{}];", subs.join(", "));
-    let rules: Vec<String> = rule_programs().iter().map(|n| pk.s(n)).collect();
+    let rules: Vec<String> = rule_programs.iter().map(|n| pk.s(n)).collect();
     let _ = writeln!(out, "static RULE_PROGRAMS: &[Span] = &[{}];", rules.join(", "));
     let _ = writeln!(out, "static LISTS: &[Span] = &[{}];", pk.lists.join(", "));
     let _ = writeln!(out, "static KEYED: &[(Span, Span)] = &[{}];", pk.keyed.join(", "));
@@ -129,28 +123,13 @@ fn entry(pk: &mut Packer, p: &RawProgram, file: &str) -> String {
     )
 }
 
-/// The first word of every anchored built-in rule's prefix literals (`^(sudo\s+)?rm\s` → `rm`,
-/// `sudo`), sorted: programs the rules are written for.
-fn rule_programs() -> Vec<String> {
-    let mut out = std::collections::BTreeSet::new();
-    let mut files: Vec<_> = std::fs::read_dir("rules").expect("rules/").map(|e| e.unwrap().path()).collect();
-    files.sort();
-    for path in files.iter().filter(|p| p.extension().is_some_and(|e| e == "toml")) {
-        let text = std::fs::read_to_string(path).expect("read rule pack");
-        let file: crate::schema::RuleFile = toml::from_str(&text).expect("rule pack parses");
-        for rule in &file.rules {
-            let Some((true, lits)) = crate::literals::prefilter(rule.pattern.get_ref()) else { continue };
-            for lit in lits {
-                let word: String = lit
-                    .iter()
-                    .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'+' | b'-'))
-                    .map(|&b| b as char)
-                    .collect();
-                if word.len() >= 2 {
-                    out.insert(word);
-                }
-            }
-        }
-    }
-    out.into_iter().collect()
+/// The program an anchored rule's prefix literal starts with (`rm` of `^rm\s`), if a word:
+/// the programs the built-in rules are written for.
+pub fn program_word(lit: &[u8]) -> Option<String> {
+    let word: String = lit
+        .iter()
+        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'+' | b'-'))
+        .map(|&b| b as char)
+        .collect();
+    (word.len() >= 2).then_some(word)
 }
