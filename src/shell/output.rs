@@ -31,30 +31,34 @@ impl Analyzer {
     /// `echo` (as the dialect's `echo` reads escapes), `printf` and `cat` of a here-document.
     pub(super) fn trivial_output(&mut self, index: usize) -> Option<String> {
         let seg = &self.out.segments[index];
+        if seg.redirects.iter().any(|r| r.starts_with('>') || r.starts_with("1>") || r.starts_with("&>")) {
+            return None;
+        }
+        self.printed(index)
+    }
+
+    /// What segment `index` prints, wherever that goes; the dialect decides only for an `echo`
+    /// whose words bash and dash read differently.
+    fn printed(&mut self, index: usize) -> Option<String> {
+        let seg = &self.out.segments[index];
         let differs = seg.words[0] == "echo" && seg.words[1..].iter().any(|a| a.contains('\\') || a.starts_with('-'));
         let dialect = if differs && !self.bash() { Dialect::Dash } else { Dialect::Bash };
-        trivial_output_in(&self.out.segments[index], dialect)
+        printed_in(&self.out.segments[index], dialect)
     }
 
     /// What segment `index` writes through its `>`/`>>` redirection when its output is trivially
     /// known (`echo 'rm -rf ~' > x.sh`): (the file, the text).
     pub(super) fn written_file(&mut self, index: usize) -> Option<(String, String)> {
-        let seg = &self.out.segments[index];
-        let target = seg.redirects.iter().rev().find_map(|r| {
+        let target = self.out.segments[index].redirects.iter().rev().find_map(|r| {
             let (op, file) = r.split_once(' ')?;
             matches!(op, ">" | ">>" | ">|" | "1>" | "1>>").then(|| file.to_string())
         })?;
-        let mut plain = seg.clone();
-        plain.redirects.clear();
-        let differs = seg.words[0] == "echo" && seg.words[1..].iter().any(|a| a.contains('\\') || a.starts_with('-'));
-        let dialect = if differs && !self.bash() { Dialect::Dash } else { Dialect::Bash };
-        Some((target, trivial_output_in(&plain, dialect)?))
+        Some((target, self.printed(index)?))
     }
 }
 
-fn trivial_output_in(seg: &Segment, dialect: Dialect) -> Option<String> {
-    if !seg.is_static || seg.redirects.iter().any(|r| r.starts_with('>') || r.starts_with("1>") || r.starts_with("&>"))
-    {
+fn printed_in(seg: &Segment, dialect: Dialect) -> Option<String> {
+    if !seg.is_static {
         return None;
     }
     let args = &seg.words[1..];
