@@ -85,20 +85,64 @@ pub fn extract(lang: Lang, code: &str) -> Vec<NestedKind> {
             out.push(NestedKind::Script(Field::lit(line.trim())));
         }
     }
+    // Read outside string literals and comments: what is found there runs.
+    let read = scan(lang, &chars, true);
+    // Read again with literals and comments as code: a call found only that way is text
+    // (`print("os.system(x)")`), unless a quote the scanner misjudged (a regex literal `/'/`)
+    // hid code behind it. Which of the two cannot be told here, so it asks.
+    let hidden: Vec<NestedKind> = scan(lang, &chars, false)
+        .into_iter()
+        .filter(|(at, _)| !read.iter().any(|(seen, _)| seen == at))
+        .map(|(_, kind)| NestedKind::Possible(Box::new(kind)))
+        .collect();
+    out.extend(read.into_iter().map(|(_, kind)| kind));
+    out.extend(hidden);
+    out
+}
+
+/// Where a comment that starts at `i` ends, for the languages whose comments are read here.
+fn comment_end(lang: Lang, chars: &[char], i: usize) -> Option<usize> {
+    let at = |k: usize| chars.get(i + k).copied();
+    let line_end = || chars[i..].iter().position(|c| *c == '\n').map_or(chars.len(), |n| i + n);
+    let hash = matches!(lang, Lang::Python | Lang::Ruby | Lang::Perl | Lang::Php | Lang::R | Lang::Julia | Lang::Tcl);
+    // `$#array` in perl is not a comment.
+    if hash && at(0) == Some('#') && !(i > 0 && chars[i - 1] == '$') {
+        return Some(line_end());
+    }
+    let slashes = matches!(lang, Lang::Node | Lang::Php);
+    if slashes && at(0) == Some('/') && at(1) == Some('/') {
+        return Some(line_end());
+    }
+    if slashes && at(0) == Some('/') && at(1) == Some('*') {
+        let close = (i + 2..chars.len().saturating_sub(1)).find(|&j| chars[j] == '*' && chars[j + 1] == '/');
+        return Some(close.map_or(chars.len(), |j| j + 2));
+    }
+    (lang == Lang::Lua && at(0) == Some('-') && at(1) == Some('-')).then(line_end)
+}
+
+/// The calls `chars` makes, each with where it starts. With `literals`, string literals and
+/// comments are skipped; without, they are read as code.
+fn scan(lang: Lang, chars: &[char], literals: bool) -> Vec<(usize, NestedKind)> {
+    let mut out = Vec::new();
     let mut i = 0;
     while i < chars.len() {
+        let here = i;
         let c = chars[i];
+        if literals && let Some(end) = comment_end(lang, chars, i) {
+            i = end;
+            continue;
+        }
         if lang == Lang::Awk {
             // `print … | "cmd"` and `"cmd" | getline` run cmd through a shell.
             let piped_to = c == '|' && chars[i + 1..].iter().find(|c| !c.is_whitespace()) == Some(&'"');
             if piped_to || c == '"' {
                 let at = if piped_to { i + 1 + chars[i + 1..].iter().position(|c| *c == '"').unwrap_or(0) } else { i };
-                if let Some((s, end)) = read_string(&chars, at) {
+                if let Some((s, end)) = read_string(chars, at) {
                     let rest: String = chars[end..].iter().collect();
                     if piped_to
                         || rest.trim_start().strip_prefix('|').is_some_and(|r| r.trim_start().starts_with("getline"))
                     {
-                        out.push(NestedKind::Script(Field::lit(s)));
+                        out.push((here, NestedKind::Script(Field::lit(s))));
                     }
                     i = end;
                     continue;
@@ -107,28 +151,29 @@ pub fn extract(lang: Lang, code: &str) -> Vec<NestedKind> {
         }
         if matches!(lang, Lang::Perl | Lang::Ruby | Lang::Php | Lang::Julia)
             && c == '`'
-            && let Some((s, end)) = read_string(&chars, i)
+            && let Some((s, end)) = read_string(chars, i)
         {
-            out.push(NestedKind::Script(Field::lit(s)));
+            out.push((here, NestedKind::Script(Field::lit(s))));
             i = end;
             continue;
         }
         if c == '%'
             && lang == Lang::Ruby
             && chars.get(i + 1) == Some(&'x')
-            && let Some((s, end)) = read_delimited(&chars, i + 2)
+            && let Some((s, end)) = read_delimited(chars, i + 2)
         {
-            out.push(NestedKind::Script(Field::lit(s)));
+            out.push((here, NestedKind::Script(Field::lit(s))));
             i = end;
             continue;
         }
         // A call written inside a string literal is text, not a call (`print("os.system(x)")`);
         // a Python f-string's braces hold code, so it is read.
         let f_string = lang == Lang::Python && i > 0 && matches!(chars[i - 1], 'f' | 'F');
-        if matches!(c, '"' | '\'')
+        if literals
+            && matches!(c, '"' | '\'')
             && !f_string
             && lang != Lang::Awk
-            && let Some((_, end)) = read_string(&chars, i)
+            && let Some((_, end)) = read_string(chars, i)
         {
             i = end;
             continue;
@@ -150,14 +195,14 @@ pub fn extract(lang: Lang, code: &str) -> Vec<NestedKind> {
             let words: String = chars[i..end].iter().collect();
             let argv: Vec<Field> = words.split_whitespace().map(Field::lit).collect();
             if !argv.is_empty() {
-                out.push(NestedKind::Argv(argv));
+                out.push((here, NestedKind::Argv(argv)));
             }
             i = end;
             continue;
         }
         if lang == Lang::Perl && name == "qx" {
-            if let Some((s, end)) = read_delimited(&chars, i) {
-                out.push(NestedKind::Script(Field::lit(s)));
+            if let Some((s, end)) = read_delimited(chars, i) {
+                out.push((here, NestedKind::Script(Field::lit(s))));
                 i = end;
             }
             continue;
@@ -165,13 +210,13 @@ pub fn extract(lang: Lang, code: &str) -> Vec<NestedKind> {
         let shell = lang.runs_shell(&name);
         if !shell && !lang.evals_code(&name) {
             if SQL_CALLS.contains(&name.as_str()) && chars.get(i) == Some(&'(') {
-                let (args, end) = read_args(&chars, i);
+                let (args, end) = read_args(chars, i);
                 i = end;
-                out.extend(sql_sent(&name, &args));
+                out.extend(sql_sent(&name, &args).map(|k| (here, k)));
                 continue;
             }
             if DELETES.iter().any(|(n, _)| *n == name) {
-                let (mut args, end) = read_args(&chars, i);
+                let (mut args, end) = read_args(chars, i);
                 // perl's and ruby's calls need no parentheses: `unlink glob("…")`, `unlink $f`.
                 let bare = chars[i..].iter().find(|c| **c != ' ');
                 if args.is_empty()
@@ -180,14 +225,14 @@ pub fn extract(lang: Lang, code: &str) -> Vec<NestedKind> {
                     && bare.is_some_and(|c| c.is_alphanumeric() || matches!(c, '$' | '@'))
                 {
                     let at = i + chars[i..].iter().take_while(|c| **c == ' ').count();
-                    args.push(Arg::Other(snippet(&chars, at)));
+                    args.push(Arg::Other(snippet(chars, at)));
                 }
                 i = end;
-                out.extend(deletion(lang, &name, &args));
+                out.extend(deletion(lang, &name, &args).map(|k| (here, k)));
             }
             continue;
         }
-        let (args, end) = read_args(&chars, i);
+        let (args, end) = read_args(chars, i);
         i = end;
         let found = match args.as_slice() {
             [] => continue,
@@ -216,7 +261,7 @@ pub fn extract(lang: Lang, code: &str) -> Vec<NestedKind> {
                 NestedKind::Dynamic(format!("{} {name}({what}) runs a command only known when it runs", lang.name()))
             }
         };
-        out.push(found);
+        out.push((here, found));
     }
     out
 }
@@ -341,6 +386,19 @@ fn read_delimited(chars: &[char], i: usize) -> Option<(String, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn calls_in_literals_ask_and_comments_do_not_hide_code() {
+        let kinds = |lang, code| {
+            extract(lang, code).into_iter().map(|k| matches!(k, NestedKind::Possible(_))).collect::<Vec<_>>()
+        };
+        // An apostrophe in a comment does not start a string that hides the call after it.
+        assert_eq!(kinds(Lang::Python, "# don't\nimport os; os.system('rm -rf ~')"), [false]);
+        assert_eq!(kinds(Lang::Node, "// it's\nrequire('child_process').execSync('rm -rf ~')"), [false]);
+        // A call inside a string literal, or behind a quote the scanner misjudged, asks.
+        assert_eq!(kinds(Lang::Python, "print('os.system(\"rm -rf ~\")')"), [true]);
+        assert_eq!(kinds(Lang::Node, "s.replace(/'/g, ''); require('child_process').execSync('rm -rf ~')"), [true]);
+    }
 
     fn scripts(lang: Lang, code: &str) -> Vec<String> {
         extract(lang, code)
