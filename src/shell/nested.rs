@@ -235,13 +235,39 @@ fn code_of(lang: Lang, words: &[Field], u: &mut Unwrapped) {
                 return;
             }
             if t.starts_with('-') && is(t, "-command") {
-                if words.len() > i + 1 {
-                    let code = script_of(&words[i + 1..]);
-                    u.nested.push(Nested { origin: "pwsh -Command".into(), kind: NestedKind::Code(lang, code) });
+                match words.get(i + 1) {
+                    // `-Command -`: the commands come from standard input.
+                    Some(f) if f.text == "-" => u.stdin = Some(StdinUse::Code(lang)),
+                    Some(_) => {
+                        let code = script_of(&words[i + 1..]);
+                        u.nested.push(Nested { origin: "pwsh -Command".into(), kind: NestedKind::Code(lang, code) });
+                    }
+                    None => {}
                 }
                 return;
             }
         }
+        // With no -Command and no script file (`-File F`, or a first operand), pwsh runs what
+        // it reads on standard input.
+        const VALUED: &[&str] = &[
+            "-executionpolicy",
+            "-workingdirectory",
+            "-configurationname",
+            "-inputformat",
+            "-outputformat",
+            "-windowstyle",
+            "-settingsfile",
+            "-custompipename",
+            "-version",
+        ];
+        let mut i = 1;
+        while let Some(w) = words.get(i).map(|f| f.text.as_str()) {
+            if !w.starts_with('-') || (w.len() >= 2 && is(w, "-file")) {
+                return;
+            }
+            i += if VALUED.iter().any(|n| w.len() >= 3 && is(w, n)) { 2 } else { 1 };
+        }
+        u.stdin = Some(StdinUse::Code(lang));
         return;
     }
     let flags = lang.code_flags();
