@@ -119,7 +119,10 @@ fn names_program(f: &Field) -> bool {
 /// a command line as a possible script, and the words from each operand that names a known
 /// program as a possible command (`systemd-run --scope rm -rf ~` under another name).
 fn guess(prog: &str, words: &[Field], u: &mut Unwrapped) {
-    if words.iter().skip(1).any(|f| matches!(f.text.as_str(), "--help" | "-h" | "--version" | "-?")) {
+    // `tool --help`, `tool sub -h`: it prints and runs nothing. `-h` elsewhere is often an
+    // option with a value (`pssh -h hosts CMD`), so only a last `-h` counts.
+    let last_h = words.last().is_some_and(|f| f.text == "-h");
+    if last_h || words.iter().skip(1).any(|f| matches!(f.text.as_str(), "--help" | "--version" | "-?")) {
         return;
     }
     let possible = |kind| NestedKind::Possible(Box::new(kind));
