@@ -52,7 +52,7 @@ pub fn carried(words: &mut [Field], u: &mut Unwrapped) {
 /// A wrapper read here (a subcommand's, or one the rules judge themselves) keeps its words,
 /// and the command it runs is read as a nested one.
 fn apply(p: &'static Program, origin: &str, words: &mut [Field], u: &mut Unwrapped) {
-    let mut r = p.read(words, 1);
+    let (r, run) = if p.role == Role::Wrapper { catalog::read_wrapper(p, words) } else { (p.read(words, 1), None) };
     for &(i, full) in &r.expanded {
         let inline = words[i].text.split_once('=').map(|(_, v)| v.to_string());
         let text = match inline {
@@ -62,17 +62,13 @@ fn apply(p: &'static Program, origin: &str, words: &mut [Field], u: &mut Unwrapp
         u.notes.push(format!("`{}` read as `{text}` ({origin} accepts an abbreviated option)", words[i].text));
         words[i].text = text;
     }
-    if p.role == Role::Wrapper {
-        let (reading, run) = catalog::read_wrapper(p, words);
-        r.scripts = reading.scripts;
-        if let Some(at) = run {
-            let kind = if p.operands_script {
-                NestedKind::Script(super::nested::script_of(&words[at..]))
-            } else {
-                NestedKind::Argv(words[at..].to_vec())
-            };
-            u.nested.push(Nested { origin: origin.to_string(), kind });
-        }
+    if let Some(at) = run {
+        let kind = if p.operands_script {
+            NestedKind::Script(super::nested::script_of(&words[at..]))
+        } else {
+            NestedKind::Argv(words[at..].to_vec())
+        };
+        u.nested.push(Nested { origin: origin.to_string(), kind });
     }
     for (opt, script) in r.scripts {
         let kind = NestedKind::Script(script);
@@ -85,18 +81,21 @@ fn apply(p: &'static Program, origin: &str, words: &mut [Field], u: &mut Unwrapp
     }
     // `psql -c '\! CMD'`, `sqlite3 db '.shell CMD'`, `vim -c '!CMD'`.
     for f in words.iter().skip(1).filter(|_| !p.command_keys.is_empty()) {
-        // `--execute=system …`: the value after an option's name.
-        let text = match f.text.split_once('=') {
-            Some((name, value)) if name.starts_with('-') && !name.contains(char::is_whitespace) => value,
-            _ => f.text.as_str(),
-        };
-        for (key, cmd) in catalog::keyed_lines(text, p.command_keys) {
+        for (key, cmd) in catalog::keyed_lines(option_value(&f.text), p.command_keys) {
             let kind = NestedKind::Script(Field { text: cmd, dynamic: f.dynamic });
             u.nested.push(Nested { origin: format!("{origin} {key}"), kind });
         }
     }
     if (p.reads_stdin && r.script_file != Some(false)) || r.script_file == Some(true) {
         u.stdin = Some(StdinUse::Shell);
+    }
+}
+
+/// The value of `--opt=value` (`--execute=system …`), or the word itself.
+fn option_value(word: &str) -> &str {
+    match word.split_once('=') {
+        Some((name, value)) if name.starts_with('-') && !name.contains(char::is_whitespace) => value,
+        _ => word,
     }
 }
 
@@ -127,11 +126,7 @@ fn guess(prog: &str, words: &[Field], u: &mut Unwrapped) {
     }
     let possible = |kind| NestedKind::Possible(Box::new(kind));
     for f in words.iter().skip(1).filter(|f| may_be_script(f)) {
-        let script = match f.text.split_once('=') {
-            // `--exec='rm -rf ~'`: the value after an option's name.
-            Some((name, value)) if name.starts_with('-') && !name.contains(char::is_whitespace) => Field::lit(value),
-            _ => f.clone(),
-        };
+        let script = Field::lit(option_value(&f.text));
         u.nested.push(Nested { origin: format!("an operand of {prog}"), kind: possible(NestedKind::Script(script)) });
     }
     // A tail of one word (`last reboot`, `apt show kill`) is more likely a name than a command.
