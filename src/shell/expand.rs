@@ -249,6 +249,15 @@ impl Analyzer {
         if tilde_prefix(word) {
             // `~root`, `~+`, `~-`: a user's home or a directory, only known when it runs.
             b.fields.iter_mut().take(1).for_each(|f| f.dynamic = true);
+        } else if let Some(home) = self.env.get("HOME")
+            && matches!(word.0.first(), Some(Part::Lit { text, quoted: false }) if text.starts_with('~'))
+            && let Some(first) = b.fields.first_mut()
+        {
+            // `HOME=/; rm -rf ~`: the `~` is the HOME assigned on this line, not the home.
+            match home {
+                Some(value) => first.text.replace_range(..1, value),
+                None => first.dynamic = true,
+            }
         }
         // Brace expansion is bash's; dash leaves `{a,b}` as it is. bash expands braces before
         // anything else, so only a word of plain unquoted text is expanded here: where quotes

@@ -80,7 +80,8 @@ impl Analyzer {
             "trap" => self.trap(words),
             "git" => self.git_config_set(words),
             // `hash -p /bin/rm ls`: `ls` runs /bin/rm from now on.
-            "hash" => {
+            // dash's `hash` has no -p.
+            "hash" if self.bash() => {
                 let (i, opts) = skip_options(words, 1, "pdt", &[], false);
                 if let Some((_, Some(path))) = opts.iter().find(|(n, _)| n == "-p") {
                     for name in &words[i..] {

@@ -56,6 +56,19 @@ pub const KNOWN: &[Known] = &[
         shell: Shell::Bash,
         reproducer: "bash -lc 'git status'",
     },
+    // By design: a subcommand alias the program accepts is spelled out for the rules, from the
+    // catalogue (`npm unpub` is `npm unpublish`, `npm i` is `npm install`).
+    Known {
+        id: "subcommand-alias-spelled-out",
+        applies: |m| {
+            matches!(m.argv[0].rsplit('/').next(), Some("npm" | "pnpm" | "yarn"))
+                && m.segments
+                    .iter()
+                    .any(|s| same_program(s, m.argv) && s.len() == m.argv.len() && s[2..] == m.argv[2..])
+        },
+        shell: Shell::Bash,
+        reproducer: "npm unpub my-pkg",
+    },
     // git: the analysis drops words before the subcommand that start with `-` (`git -f x` is
     // the segment `git x`; also after `env`, which the stub records too). Git refuses options it does not know, so this is canonical text,
     // not a command missed; listed so that it stays visible.
