@@ -256,7 +256,11 @@ impl Analyzer {
             // `HOME=/; rm -rf ~`: the `~` is the HOME assigned on this line, not the home.
             match home {
                 Some(value) => first.text.replace_range(..1, value),
-                None => first.dynamic = true,
+                // Assigned something not known: the word reads `$HOME/…`, not known either.
+                None => {
+                    first.text.replace_range(..1, "$HOME");
+                    first.dynamic = true;
+                }
             }
         }
         // Brace expansion is bash's; dash leaves `{a,b}` as it is. bash expands braces before
