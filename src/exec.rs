@@ -1,7 +1,8 @@
 //! Replacing cmdguard with the approved command (Unix `exec`): stdio, signals and the exit
 //! status are then the command's own.
 
-use std::ffi::OsString;
+use std::borrow::Cow;
+use std::ffi::{OsStr, OsString};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Command;
@@ -22,11 +23,18 @@ pub enum Job {
     },
 }
 
+/// `text` as UTF-8, invalid sequences shown as U+FFFD. Valid text (nearly all) is checked with
+/// `str::from_utf8`, which goes a word at a time; `to_string_lossy` alone walks byte by byte,
+/// and a 60 KB command is read this way three times.
+fn lossy(text: &OsStr) -> Cow<'_, str> {
+    text.to_str().map_or_else(|| text.to_string_lossy(), Cow::Borrowed)
+}
+
 impl Job {
     /// The command as text, for analysis and messages (invalid UTF-8 shown as U+FFFD).
     pub fn text(&self) -> String {
         match self {
-            Job::Script(s) => s.to_string_lossy().into_owned(),
+            Job::Script(s) => lossy(s).into_owned(),
             Job::Argv(v) => crate::shell::join(&self.argv_lossy(v)),
             Job::Shell { script: Ok(s), .. } => s.clone(),
             Job::Shell { script: Err(_), args } => {
@@ -46,7 +54,7 @@ impl Job {
     pub fn analyze(&self, shell: &Path) -> crate::shell::Analysis {
         let dialect = crate::shell::Dialect::of_path(shell);
         match self {
-            Job::Script(s) => crate::shell::analyze_script_in(&s.to_string_lossy(), dialect),
+            Job::Script(s) => crate::shell::analyze_script_in(&lossy(s), dialect),
             Job::Argv(v) => crate::shell::analyze_argv(&self.argv_lossy(v)),
             Job::Shell { script: Ok(s), .. } => crate::shell::analyze_script_in(s, dialect),
             Job::Shell { script: Err(why), .. } => crate::shell::Analysis {

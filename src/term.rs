@@ -15,21 +15,33 @@ fn is_invisible(c: char) -> bool {
 /// `text` with every control, escape, bidi and invisible character escaped.
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if c.is_control() && (c as u32) < 0x100 => {
-                let _ = write!(out, "\\x{:02x}", c as u32);
-            }
-            c if is_bidi(c) || is_invisible(c) || c.is_control() => {
-                let _ = write!(out, "\\u{{{:x}}}", c as u32);
-            }
-            c => out.push(c),
-        }
+    let mut rest = text;
+    while !rest.is_empty() {
+        // Printable ASCII is copied in runs: a long command (a 60 KB here-document) is mostly
+        // that, and going through it a character at a time cost more than analysing it.
+        let plain = rest.bytes().position(|b| !(b' '..=b'~').contains(&b)).unwrap_or(rest.len());
+        out.push_str(&rest[..plain]);
+        rest = &rest[plain..];
+        let Some(c) = rest.chars().next() else { break };
+        rest = &rest[c.len_utf8()..];
+        escape_char(c, &mut out);
     }
     out
+}
+
+fn escape_char(c: char, out: &mut String) {
+    match c {
+        '\n' => out.push_str("\\n"),
+        '\t' => out.push_str("\\t"),
+        '\r' => out.push_str("\\r"),
+        c if c.is_control() && (c as u32) < 0x100 => {
+            let _ = write!(out, "\\x{:02x}", c as u32);
+        }
+        c if is_bidi(c) || is_invisible(c) || c.is_control() => {
+            let _ = write!(out, "\\u{{{:x}}}", c as u32);
+        }
+        c => out.push(c),
+    }
 }
 
 #[cfg(test)]

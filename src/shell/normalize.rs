@@ -8,7 +8,7 @@ use unicode_normalization::UnicodeNormalization;
 
 /// Whether `text` holds anything normalization changes.
 pub fn needs_normalizing(text: &str) -> bool {
-    !text.is_ascii() || text.bytes().any(|b| b == 0 || b == 0x1b)
+    !text.is_ascii() || memchr::memchr2(0, 0x1b, text.as_bytes()).is_some()
 }
 
 pub fn normalize(text: &str) -> String {

@@ -73,19 +73,21 @@ impl Parser {
                 None => return self.err(format!("here-document `{tag}` has no body")),
             },
         };
+        // Lines are compared and copied as characters, not collected into a `String` each: a
+        // body of thousands of lines is read once per nesting level it sits in.
+        let tag: Vec<char> = tag.chars().collect();
         let mut body = String::new();
-        loop {
-            if at >= self.src.len() {
-                break;
-            }
+        while at < self.src.len() {
             let end = self.src[at..].iter().position(|&c| c == '\n').map_or(self.src.len(), |n| at + n);
-            let line: String = self.src[at..end].iter().collect();
-            let line = if strip_tabs { line.trim_start_matches('\t').to_string() } else { line };
+            let mut line = &self.src[at..end];
+            if strip_tabs {
+                line = &line[line.iter().take_while(|&&c| c == '\t').count()..];
+            }
             at = (end + 1).min(self.src.len());
-            if line == tag {
+            if line == tag.as_slice() {
                 break;
             }
-            body.push_str(&line);
+            body.extend(line);
             body.push('\n');
         }
         self.heredoc_jump = Some((newline, at));
