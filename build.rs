@@ -1,9 +1,11 @@
 //! Compiles the built-in rule packs (`rules/*.toml`) into a static table, so that start-up parses
-//! no TOML and compiles no regex at all: each pattern is determinized here into a sparse DFA,
-//! serialized for the target's byte order into one blob that the binary embeds and reads in
-//! place. A malformed pack fails the build with the file, line and rule id, exactly as a
+//! no TOML and compiles no regex at all: each pattern is determinized here into DFAs
+//! (`build/blob.rs`), serialized for the target's byte order into one blob that the binary
+//! embeds and reads in place. A malformed pack fails the build with the file, line and rule id, exactly as a
 //! malformed user file fails at run time.
 
+#[path = "build/blob.rs"]
+mod blob;
 #[path = "build/programs.rs"]
 mod catalogue;
 #[path = "src/rules/literals.rs"]
@@ -20,7 +22,7 @@ use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use regex_syntax::hir::{Hir, HirKind};
+use blob::Blob;
 
 fn main() {
     link_unwinder_statically();
@@ -55,154 +57,6 @@ fn toml_files(dir: &str) -> Vec<std::path::PathBuf> {
         println!("cargo:rerun-if-changed={}", f.display());
     }
     files
-}
-
-/// The serialized DFAs of every built-in pattern, back to back, each starting at a multiple of
-/// 8 bytes (the blob itself is embedded 8-aligned; a sparse DFA needs no alignment, a dense one
-/// needs 4).
-#[derive(Default)]
-struct Blob {
-    bytes: Vec<u8>,
-    patterns: usize,
-    count: usize,
-    /// Patterns split into several DFAs, with how many.
-    split: Vec<(usize, String)>,
-    lazy: Vec<String>,
-}
-
-/// Largest DFA one piece of a built-in pattern may determinize to (dense, before it is made
-/// sparse). A pattern over it is split into alternatives, each with its own DFA.
-const DFA_SIZE_LIMIT: usize = 256 << 10;
-/// How many times a pattern may be split into alternatives on the way down.
-const MAX_SPLITS: usize = 6;
-/// Most DFAs and bytes one pattern may embed; a pattern over either is left to a lazy DFA.
-const MAX_DFAS: usize = 8;
-const MAX_PATTERN_BYTES: usize = 48 << 10;
-
-impl Blob {
-    /// Determinizes `pattern` as rules match at run time (`rules::Pattern`: bytes, ASCII classes,
-    /// no captures, unanchored, earliest match) and appends its DFAs: one, or, for a pattern
-    /// whose DFA would be too large (the many `(.*\s)?` of some rules multiply states), one per
-    /// alternative, which matches the same texts (the pattern matches when any of them does).
-    /// Returns each DFA's `(start, len)` in the blob.
-    fn add(&mut self, pattern: &str) -> Result<Vec<(u32, u32)>, String> {
-        let hir = literals::check_syntax(pattern)?;
-        let mut spans = Vec::new();
-        let (len, count) = (self.bytes.len(), self.count);
-        self.patterns += 1;
-        let result = self.add_hir(&hir, MAX_SPLITS, &mut spans).and_then(|()| {
-            let size = self.bytes.len() - len;
-            if spans.len() > MAX_DFAS || size > MAX_PATTERN_BYTES {
-                return Err(format!("{} DFAs, {} KiB", spans.len(), size >> 10));
-            }
-            Ok(())
-        });
-        if let Err(e) = result {
-            // Left to a lazy DFA at run time, as user rules are: embedding it would cost more
-            // binary than all other rules together.
-            self.bytes.truncate(len);
-            self.count = count;
-            self.lazy.push(format!("{e}: {pattern}"));
-            return Ok(Vec::new());
-        }
-        if spans.len() > 1 {
-            self.split.push((spans.len(), pattern.to_string()));
-        }
-        Ok(spans)
-    }
-
-    fn add_hir(&mut self, hir: &Hir, splits: usize, spans: &mut Vec<(u32, u32)>) -> Result<(), String> {
-        let bytes = match determinize(hir) {
-            Ok(bytes) => bytes,
-            Err(e) => {
-                let parts = (splits > 0).then(|| alternatives(hir)).flatten().ok_or(e)?;
-                return parts.iter().try_for_each(|p| self.add_hir(p, splits - 1, spans));
-            }
-        };
-        while !self.bytes.len().is_multiple_of(8) {
-            self.bytes.push(0);
-        }
-        spans.push((self.bytes.len() as u32, bytes.len() as u32));
-        self.bytes.extend_from_slice(&bytes);
-        self.count += 1;
-        Ok(())
-    }
-
-    fn summary(&self) -> String {
-        let mut out = format!(
-            "{} patterns, {} DFAs, {} bytes; {} patterns left to a lazy DFA\n",
-            self.patterns,
-            self.count,
-            self.bytes.len(),
-            self.lazy.len()
-        );
-        for p in &self.lazy {
-            let _ = writeln!(out, "lazy: {p}");
-        }
-        for (n, p) in &self.split {
-            let _ = writeln!(out, "split into {n} DFAs: {p}");
-        }
-        out
-    }
-}
-
-/// A sparse DFA for `hir`, serialized for the target's byte order, if it fits the limit.
-fn determinize(hir: &Hir) -> Result<Vec<u8>, String> {
-    use regex_automata::dfa::{StartKind, dense};
-    use regex_automata::nfa::thompson::{self, WhichCaptures};
-    let nfa = thompson::Compiler::new()
-        .configure(thompson::Config::new().utf8(false).which_captures(WhichCaptures::None))
-        .build_from_hir(hir)
-        .map_err(|e| e.to_string())?;
-    let dfa = dense::Builder::new()
-        .configure(
-            dense::Config::new()
-                .start_kind(StartKind::Unanchored)
-                .minimize(true)
-                .dfa_size_limit(Some(DFA_SIZE_LIMIT))
-                .determinize_size_limit(Some(16 * DFA_SIZE_LIMIT)),
-        )
-        .build_from_nfa(&nfa)
-        .map_err(|e| format!("does not determinize within {} KiB: {e}", DFA_SIZE_LIMIT >> 10))?;
-    let sparse = dfa.to_sparse().map_err(|e| e.to_string())?;
-    Ok(match std::env::var("CARGO_CFG_TARGET_ENDIAN").as_deref() {
-        Ok("big") => sparse.to_bytes_big_endian(),
-        _ => sparse.to_bytes_little_endian(),
-    })
-}
-
-/// The alternatives of `hir`, for a pattern too large for one DFA: of a top-level alternation,
-/// or of a concatenation distributed over its largest part that is one (`a(b|c)d` is
-/// `abd|acd`). Their union matches exactly the texts `hir` matches.
-fn alternatives(hir: &Hir) -> Option<Vec<Hir>> {
-    match hir.kind() {
-        HirKind::Alternation(subs) => Some(subs.clone()),
-        HirKind::Capture(c) => alternatives(&c.sub),
-        HirKind::Concat(subs) => {
-            let (i, alts) = subs
-                .iter()
-                .enumerate()
-                .filter_map(|(i, sub)| Some((i, alternatives(sub)?)))
-                .max_by_key(|(i, _)| nodes(&subs[*i]))?;
-            let distributed = alts.into_iter().map(|alt| {
-                let mut parts = subs.clone();
-                parts[i] = alt;
-                Hir::concat(parts)
-            });
-            Some(distributed.collect())
-        }
-        _ => None,
-    }
-}
-
-/// How many nodes a syntax tree has: its size, to choose what to split.
-fn nodes(hir: &Hir) -> usize {
-    1 + match hir.kind() {
-        HirKind::Alternation(subs) | HirKind::Concat(subs) => subs.iter().map(nodes).sum(),
-        HirKind::Capture(c) => nodes(&c.sub),
-        HirKind::Repetition(r) => nodes(&r.sub),
-        _ => 0,
-    }
 }
 
 /// On Linux with glibc, links the unwinder (libgcc_eh) into the binary instead of loading
@@ -278,7 +132,7 @@ fn emit_pack(
         let mut dfa = |p: Option<&toml::Spanned<String>>| match p {
             None => "&[]".to_string(),
             Some(p) => match blob.add(p.get_ref()) {
-                Ok(spans) => format!("&{spans:?}"),
+                Ok(pieces) => pieces,
                 Err(e) => fail(path, &text, p.span().start, &format!("rule {id:?}: {e}")),
             },
         };

@@ -5,9 +5,34 @@ use std::borrow::Cow;
 
 use super::schema::{Action, Target};
 
-/// Where a built-in pattern's serialized sparse DFAs sit in `DFAS`, as `(start, len)`: one, or
-/// one per alternative for a pattern too large for one DFA (the pattern matches when any does).
-pub type DfaSpans = &'static [(u32, u32)];
+/// A built-in pattern's DFAs (`rules::embedded` says how they are searched): one, or, for a
+/// pattern too large for one, chains of pieces, one chain per alternative.
+pub type DfaSpans = &'static [Piece];
+
+/// One DFA of a built-in pattern: where its serialized DFA sits in `DFAS`, as `(start, len)`,
+/// whether it is dense (else sparse), and how it follows the piece before it.
+#[derive(Debug, Clone, Copy)]
+pub struct Piece {
+    pub span: (u32, u32),
+    pub dense: bool,
+    pub gap: Gap,
+}
+
+/// A set of bytes, one bit each.
+pub type ByteSet = [u64; 4];
+
+/// How a piece follows the one before it in a chain. The gap is part of the piece's own DFA;
+/// it is written here too for the search to know which match ends of the piece before need not
+/// be tried.
+#[derive(Debug, Clone, Copy)]
+pub enum Gap {
+    /// The first piece of a chain, searched from the start of the text.
+    Start,
+    /// `C*`: this piece is `C*` and the rest of the pattern up to the next gap.
+    Star(ByteSet),
+    /// `(C*S)?`.
+    OptStar(ByteSet, ByteSet),
+}
 
 /// A built-in rule as `build.rs` wrote it: static strings, syntax already checked, prefilter
 /// literals already extracted. The lists are slices of `Cow`s so a `Rule` borrows them as they
@@ -48,7 +73,12 @@ struct Aligned<B: ?Sized> {
 static DFAS: &Aligned<[u8]> =
     &Aligned { _align: [], bytes: *include_bytes!(concat!(env!("OUT_DIR"), "/builtin_dfas.bin")) };
 
-/// The serialized DFA at `span`.
+/// All the serialized DFAs.
+pub fn blob() -> &'static [u8] {
+    &DFAS.bytes
+}
+
+/// The serialized DFA at `span` (a `Piece`'s).
 pub fn dfa_bytes(span: (u32, u32)) -> &'static [u8] {
     &DFAS.bytes[span.0 as usize..(span.0 + span.1) as usize]
 }

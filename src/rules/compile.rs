@@ -323,9 +323,13 @@ mod tests {
     fn embedded_dfas_pass_the_checked_deserializer() {
         // Run time reads them unchecked (rules::Pattern::embedded); this is the check.
         for b in BUILTIN_RULES {
-            for &span in b.dfas.iter().flat_map(|d| d.iter()) {
-                let bytes = super::super::builtin::dfa_bytes(span);
-                if let Err(e) = regex_automata::dfa::sparse::DFA::from_bytes(bytes) {
+            for piece in b.dfas.iter().flat_map(|d| d.iter()) {
+                let bytes = super::super::builtin::dfa_bytes(piece.span);
+                let checked = match piece.dense {
+                    true => regex_automata::dfa::dense::DFA::from_bytes(bytes).map(drop),
+                    false => regex_automata::dfa::sparse::DFA::from_bytes(bytes).map(drop),
+                };
+                if let Err(e) = checked {
                     panic!("{}: embedded DFA does not deserialize: {e}", b.id);
                 }
             }

@@ -6,6 +6,7 @@
 pub mod builtin;
 pub mod cache;
 pub mod compile;
+mod embedded;
 pub mod literals;
 mod pattern;
 mod prefilter;

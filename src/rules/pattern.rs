@@ -5,7 +5,6 @@
 use std::borrow::Cow;
 use std::sync::{Mutex, OnceLock};
 
-use regex_automata::dfa::{Automaton, sparse};
 use regex_automata::hybrid;
 use regex_automata::nfa::thompson::{self, WhichCaptures};
 
@@ -35,9 +34,9 @@ pub struct Pattern {
 }
 
 enum Engine {
-    /// A built-in pattern's sparse DFAs (one, or one per alternative), determinized by
-    /// `build.rs` and read in place from the binary: a hit costs a scan, not a compile.
-    Embedded(Vec<sparse::DFA<&'static [u8]>>),
+    /// A built-in pattern's DFAs, determinized by `build.rs` and read in place from the binary:
+    /// a hit costs a scan, not a compile.
+    Embedded(super::embedded::Embedded),
     /// A user pattern's lazy DFA, built from its NFA when its file is checked (so size limits
     /// fail there, naming the rule), or on first use for a file read from the rules cache; its
     /// cache of states is made on the first search.
@@ -99,29 +98,15 @@ impl Pattern {
     }
 
     /// A built-in pattern from its DFAs in the binary.
-    fn embedded(source: &'static str, spans: builtin::DfaSpans) -> Pattern {
-        // Checking the bytes (`from_bytes`) walks every state of the DFA and cost more than the
-        // search itself (1.8 M instructions for `rm -rf ~`), on every hit.
-        let dfas = spans
-            .iter()
-            // SAFETY: the bytes are exactly what build.rs's `to_bytes_*` wrote for this target's
-            // byte order, with the same regex-automata (one Cargo.lock serves the build script and
-            // the binary), so they are a valid serialized sparse DFA. A test deserializes every
-            // one of them checked (`compile::tests::embedded_dfas_pass_the_checked_deserializer`).
-            .map(|&span| match unsafe { sparse::DFA::from_bytes_unchecked(builtin::dfa_bytes(span)) } {
-                Ok((dfa, _)) => dfa,
-                Err(e) => panic!("built-in DFA of {source:?} does not deserialize: {e}"),
-            })
-            .collect();
-        Pattern { source: Cow::Borrowed(source), engine: Engine::Embedded(dfas), full: OnceLock::new() }
+    fn embedded(source: &'static str, pieces: builtin::DfaSpans) -> Pattern {
+        let engine = Engine::Embedded(super::embedded::Embedded::new(source, pieces));
+        Pattern { source: Cow::Borrowed(source), engine, full: OnceLock::new() }
     }
 
     pub fn is_match(&self, text: &str) -> bool {
         let input = regex_automata::Input::new(text.as_bytes()).earliest(true);
         let found = match &self.engine {
-            Engine::Embedded(dfas) => {
-                dfas.iter().try_fold(false, |found, dfa| Ok(found || dfa.try_search_fwd(&input)?.is_some()))
-            }
+            Engine::Embedded(embedded) => embedded.is_match(text.as_bytes()),
             Engine::Lazy(lazy) => {
                 let cache = lazy.cache.get_or_init(|| Mutex::new(lazy.dfa.create_cache()));
                 let mut cache = cache.lock().unwrap_or_else(|p| p.into_inner());

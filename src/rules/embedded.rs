@@ -1,0 +1,150 @@
+//! Searching a built-in pattern's embedded DFAs. A pattern is one DFA, or, where that would be
+//! too large, chains of pieces (`build/blob.rs`), one chain per alternative: the pattern matches
+//! when one chain does. A chain `P0 G1 P1 … Gn Pn` is the pattern cut at its gaps `Gi` (`C*` or
+//! `(C*S)?` for byte classes `C`, `S`: `.*`, `[^|]*`, `(.*\s)?`), where most of the states of a
+//! big DFA come from. It matches when some match of `P0` ends where `G1 P1 … Pn` matches, and so
+//! on down the chain: each piece `Gi Pi` is a DFA searched anchored at the match ends of the
+//! piece before, which an overlapping search yields in order.
+//!
+//! Not every end needs trying. When the rest fails from end `j`, it fails from every later end
+//! `e` whose bytes `j..e` the gap could have eaten (for `C*`: all in `C`; for `(C*S)?`: all in
+//! `C`, the last also in `S`), since a match from `e` would have been one from `j`. So after a
+//! failure only ends past the next byte outside `C` are tried: at most one per line for `.*`,
+//! and none after the first for `(?s).*`.
+
+use regex_automata::dfa::{Automaton, OverlappingState, dense, sparse};
+use regex_automata::{Anchored, HalfMatch, Input, MatchError};
+
+use super::builtin::{ByteSet, DfaSpans, Gap};
+
+/// A built-in pattern's DFAs, read in place from the binary.
+pub struct Embedded {
+    pieces: DfaSpans,
+    dfas: Vec<Dfa>,
+}
+
+/// One piece's DFA: dense where it is small (one table lookup per byte), else sparse.
+enum Dfa {
+    Dense(dense::DFA<&'static [u32]>),
+    Sparse(sparse::DFA<&'static [u8]>),
+}
+
+impl Dfa {
+    fn search(&self, input: &Input<'_>) -> Result<Option<HalfMatch>, MatchError> {
+        match self {
+            Dfa::Dense(d) => d.try_search_fwd(input),
+            Dfa::Sparse(d) => d.try_search_fwd(input),
+        }
+    }
+
+    fn search_overlapping(&self, input: &Input<'_>, state: &mut OverlappingState) -> Result<(), MatchError> {
+        match self {
+            Dfa::Dense(d) => d.try_search_overlapping_fwd(input, state),
+            Dfa::Sparse(d) => d.try_search_overlapping_fwd(input, state),
+        }
+    }
+}
+
+impl Embedded {
+    pub fn new(source: &str, pieces: DfaSpans) -> Embedded {
+        // SAFETY: the blob is exactly what build.rs wrote, 8-aligned, each piece's span a DFA
+        // (dense or sparse, as the piece says) serialized by `to_bytes_*` for this target's byte order with the same regex-automata
+        // (one Cargo.lock serves the build script and the binary). A test deserializes every one
+        // of them checked (`compile::tests::embedded_dfas_pass_the_checked_deserializer`).
+        unsafe { Embedded::in_blob(source, pieces, super::builtin::blob()) }
+    }
+
+    /// The DFAs of `pieces` in `blob`, read unchecked: checking the bytes (`from_bytes`) walks
+    /// every state of a DFA and cost more than the search itself (1.8 M instructions for
+    /// `rm -rf ~`), on every hit.
+    ///
+    /// # Safety
+    ///
+    /// Each piece's span of `blob` must be a DFA (dense or sparse, as the piece says)
+    /// serialized by regex-automata's `to_bytes_*` for this target's byte order, and a dense
+    /// one must start 4-aligned.
+    unsafe fn in_blob(source: &str, pieces: DfaSpans, blob: &'static [u8]) -> Embedded {
+        let dfas = pieces
+            .iter()
+            .map(|p| {
+                let bytes = &blob[p.span.0 as usize..(p.span.0 + p.span.1) as usize];
+                // SAFETY: as the caller promises.
+                let dfa = match p.dense {
+                    true => unsafe { dense::DFA::from_bytes_unchecked(bytes) }.map(|(d, _)| Dfa::Dense(d)),
+                    false => unsafe { sparse::DFA::from_bytes_unchecked(bytes) }.map(|(d, _)| Dfa::Sparse(d)),
+                };
+                dfa.unwrap_or_else(|e| panic!("built-in DFA of {source:?} does not deserialize: {e}"))
+            })
+            .collect();
+        Embedded { pieces, dfas }
+    }
+
+    /// Whether the pattern matches somewhere in `hay`.
+    pub fn is_match(&self, hay: &[u8]) -> Result<bool, MatchError> {
+        let mut first = 0;
+        while first < self.pieces.len() {
+            let end = first + 1 + self.pieces[first + 1..].iter().take_while(|p| !matches!(p.gap, Gap::Start)).count();
+            if self.chain(first, end, 0, hay)? {
+                return Ok(true);
+            }
+            first = end;
+        }
+        Ok(false)
+    }
+
+    /// Whether pieces `i..end` of one chain match, piece `i` from `from` (anchored there unless
+    /// it starts the chain).
+    fn chain(&self, i: usize, end: usize, from: usize, hay: &[u8]) -> Result<bool, MatchError> {
+        let dfa = &self.dfas[i];
+        let anchored = if matches!(self.pieces[i].gap, Gap::Start) { Anchored::No } else { Anchored::Yes };
+        let input = Input::new(hay).range(from..).anchored(anchored);
+        if i + 1 == end {
+            return Ok(dfa.search(&input.earliest(true))?.is_some());
+        }
+        let gap = self.pieces[i + 1].gap;
+        let mut state = OverlappingState::start();
+        // The last end tried, and the first byte at or after it that the gap cannot eat.
+        let mut failed: Option<(usize, usize)> = None;
+        loop {
+            dfa.search_overlapping(&input, &mut state)?;
+            let Some(m) = state.get_match() else { return Ok(false) };
+            let e = m.offset();
+            if failed.is_some_and(|(j, stop)| covered(gap, hay, j, stop, e)) {
+                continue;
+            }
+            if self.chain(i + 1, end, e, hay)? {
+                return Ok(true);
+            }
+            let eats = match gap {
+                Gap::Star(c) | Gap::OptStar(c, _) => c,
+                Gap::Start => unreachable!("a chain's later pieces follow a gap"),
+            };
+            let stop = hay[e..].iter().position(|&b| !has(&eats, b)).map_or(hay.len(), |n| e + n);
+            if stop == hay.len() && matches!(gap, Gap::Star(_)) {
+                // Every later end is covered by this one.
+                return Ok(false);
+            }
+            failed = Some((e, stop));
+        }
+    }
+}
+
+/// Whether a match of the rest of the chain from end `e` would also be one from end `j`, where
+/// `stop` is the first byte at or after `j` outside the gap's class `C`: the gap eats `j..e`.
+fn covered(gap: Gap, hay: &[u8], j: usize, stop: usize, e: usize) -> bool {
+    j < e
+        && e <= stop
+        && match gap {
+            Gap::Star(_) => true,
+            // `(C*S)?` eats `j..e` as `C*S` when its last byte is in `S` too.
+            Gap::OptStar(_, s) => has(&s, hay[e - 1]),
+            Gap::Start => false,
+        }
+}
+
+fn has(set: &ByteSet, b: u8) -> bool {
+    set[usize::from(b >> 6)] & (1 << (b & 63)) != 0
+}
+
+#[cfg(test)]
+mod tests;
