@@ -19,7 +19,6 @@ mod programs;
 mod schema;
 
 use std::collections::HashSet;
-use std::fmt::Write as _;
 use std::path::Path;
 
 use blob::Blob;
@@ -27,21 +26,81 @@ use blob::Blob;
 fn main() {
     link_unwinder_statically();
     link_with_build_id();
-    let mut out = String::from("pub static BUILTIN_RULES: &[BuiltinRule] = &[\n");
+    let mut tables = Tables::default();
     let mut seen = HashSet::new();
     let mut blob = Blob::default();
     let mut programs = std::collections::BTreeSet::new();
     for path in toml_files("rules") {
         let pack = path.file_stem().unwrap().to_str().unwrap().to_string();
-        emit_pack(&path, &pack, &mut seen, &mut blob, &mut programs, &mut out);
+        emit_pack(&path, &pack, &mut seen, &mut blob, &mut programs, &mut tables);
     }
-    out.push_str("];\n");
     let out_dir = std::env::var("OUT_DIR").unwrap();
     let dest = Path::new(&out_dir);
-    std::fs::write(dest.join("builtin_rules.rs"), out).expect("write builtin_rules.rs");
+    std::fs::write(dest.join("builtin_rules.rs"), tables.rust(&blob)).expect("write builtin_rules.rs");
+    std::fs::write(dest.join("builtin_text.txt"), &tables.text).expect("write builtin_text.txt");
+    std::fs::write(dest.join("builtin_literals.bin"), &tables.bytes).expect("write builtin_literals.bin");
     std::fs::write(dest.join("builtin_dfas.bin"), &blob.bytes).expect("write builtin_dfas.bin");
     std::fs::write(dest.join("builtin_dfas.txt"), blob.summary()).expect("write builtin_dfas.txt");
     catalogue::emit(dest, &programs);
+}
+
+/// The built-in rules as `rules::builtin` reads them: every string in one text, every literal in
+/// one byte string, lists as ranges of span tables. Nothing in them is a pointer, so the loader
+/// has nothing to relocate (`rules::lists`).
+#[derive(Default)]
+struct Tables {
+    text: String,
+    bytes: Vec<u8>,
+    rules: Vec<String>,
+    /// Spans of `text`: example lists.
+    texts: Vec<String>,
+    /// Spans of `bytes`: literal sets.
+    literals: Vec<String>,
+    /// Ranges of `literals`: conjunct lists.
+    sets: Vec<String>,
+}
+
+impl Tables {
+    fn s(&mut self, v: &str) -> String {
+        let start = self.text.len();
+        self.text.push_str(v);
+        format!("({start}, {})", self.text.len())
+    }
+
+    fn opt(&mut self, v: Option<&str>) -> String {
+        v.map_or("None".to_string(), |v| format!("Some({})", self.s(v)))
+    }
+
+    fn texts(&mut self, items: &[String]) -> String {
+        let first = self.texts.len();
+        for i in items {
+            let s = self.s(i);
+            self.texts.push(s);
+        }
+        format!("({first}, {})", self.texts.len())
+    }
+
+    fn literals(&mut self, items: &[Vec<u8>]) -> String {
+        let first = self.literals.len();
+        for l in items {
+            let start = self.bytes.len();
+            self.bytes.extend_from_slice(l);
+            self.literals.push(format!("({start}, {})", self.bytes.len()));
+        }
+        format!("({first}, {})", self.literals.len())
+    }
+
+    fn rust(&self, blob: &Blob) -> String {
+        let table = |name: &str, ty: &str, items: &[String]| {
+            format!("static {name}: [{ty}; {}] = [{}];\n", items.len(), items.join(", "))
+        };
+        let mut out = table("BUILTIN_RULES", "BuiltinRule", &self.rules);
+        out += &table("TEXTS", "Span", &self.texts);
+        out += &table("LITERALS", "Span", &self.literals);
+        out += &table("SETS", "Span", &self.sets);
+        out += &table("PIECES", "Piece", &blob.pieces);
+        out
+    }
 }
 
 /// The `*.toml` files of a folder, sorted, each a rerun trigger.
@@ -81,17 +140,6 @@ fn link_with_build_id() {
     }
 }
 
-/// A byte-string literal as a `Cow<'static, [u8]>` constant.
-fn bytes_cow(b: &[u8]) -> String {
-    format!("Cow::Borrowed(b\"{}\" as &[u8])", b.escape_ascii())
-}
-
-/// A list of strings as a `&'static [Cow<'static, str>]` constant.
-fn str_cows(items: &[String]) -> String {
-    let items: Vec<String> = items.iter().map(|s| format!("Cow::Borrowed({s:?})")).collect();
-    format!("&[{}]", items.join(", "))
-}
-
 fn fail(path: &Path, text: &str, offset: usize, what: &str) -> ! {
     let (line, col) = schema::line_col(text, offset);
     panic!("{}:{line}:{col}: {what}", path.display());
@@ -103,7 +151,7 @@ fn emit_pack(
     seen: &mut HashSet<String>,
     blob: &mut Blob,
     programs: &mut std::collections::BTreeSet<String>,
-    out: &mut String,
+    t: &mut Tables,
 ) {
     let text = std::fs::read_to_string(path).expect("read rule pack");
     let file: schema::RuleFile = match toml::from_str(&text) {
@@ -130,9 +178,9 @@ fn emit_pack(
             }
         }
         let mut dfa = |p: Option<&toml::Spanned<String>>| match p {
-            None => "&[]".to_string(),
+            None => "(0, 0)".to_string(),
             Some(p) => match blob.add(p.get_ref()) {
-                Ok(pieces) => pieces,
+                Ok((first, end)) => format!("({first}, {end})"),
                 Err(e) => fail(path, &text, p.span().start, &format!("rule {id:?}: {e}")),
             },
         };
@@ -149,39 +197,33 @@ fn emit_pack(
             programs.extend(lits.iter().filter_map(|l| catalogue::program_word(l)));
         }
         let conjunct_sets = literals::conjuncts_after(pre.as_ref(), rule.pattern.get_ref());
-        let (anchored, lits) = match pre {
-            Some((anchored, l)) => {
-                let items: Vec<String> = l.iter().map(|b| bytes_cow(b)).collect();
-                (anchored, format!("Some(&[{}])", items.join(", ")))
-            }
+        let (anchored, lits) = match &pre {
+            Some((anchored, l)) => (*anchored, format!("Some({})", t.literals(l))),
             None => (false, "None".to_string()),
         };
-        let conjuncts: Vec<String> = conjunct_sets
-            .iter()
-            .map(|set| format!("Cow::Borrowed(&[{}])", set.iter().map(|b| bytes_cow(b)).collect::<Vec<_>>().join(", ")))
-            .collect();
-        let conjuncts = format!("&[{}]", conjuncts.join(", "));
-        let opt = |o: &Option<toml::Spanned<String>>| match o {
-            Some(s) => format!("Some({:?})", s.get_ref()),
-            None => "None".to_string(),
-        };
-        let _ = writeln!(
-            out,
-            "    BuiltinRule {{ id: {id:?}, action: Action::{:?}, target: Target::{:?}, pattern: {:?}, \
-             unless: {}, operand: {}, unless_operand: {}, reason: {:?}, tip: {:?}, examples: {}, \
-             counterexamples: {}, file: {:?}, line: {line}, literals: {lits}, anchored: {anchored}, conjuncts: {conjuncts}, \
-             dfas: {dfas} }},",
-            rule.action,
-            rule.target,
-            rule.pattern.get_ref(),
-            opt(&rule.unless),
-            opt(&rule.operand),
-            opt(&rule.unless_operand),
-            rule.reason,
-            rule.tip,
-            str_cows(&rule.examples),
-            str_cows(&rule.counterexamples),
-            format!("rules/{pack}.toml"),
-        );
+        let sets: Vec<String> = conjunct_sets.iter().map(|set| t.literals(set)).collect();
+        let conjuncts = format!("({}, {})", t.sets.len(), t.sets.len() + sets.len());
+        t.sets.extend(sets);
+        let opt = |t: &mut Tables, o: &Option<toml::Spanned<String>>| t.opt(o.as_ref().map(|s| s.get_ref().as_str()));
+        let fields = [
+            format!("id: {}", t.s(id)),
+            format!("action: Action::{:?}", rule.action),
+            format!("target: Target::{:?}", rule.target),
+            format!("pattern: {}", t.s(rule.pattern.get_ref())),
+            format!("unless: {}", opt(t, &rule.unless)),
+            format!("operand: {}", opt(t, &rule.operand)),
+            format!("unless_operand: {}", opt(t, &rule.unless_operand)),
+            format!("reason: {}", t.s(&rule.reason)),
+            format!("tip: {}", t.opt(rule.tip.as_deref())),
+            format!("examples: {}", t.texts(&rule.examples)),
+            format!("counterexamples: {}", t.texts(&rule.counterexamples)),
+            format!("file: {}", t.s(&format!("rules/{pack}.toml"))),
+            format!("line: {line}"),
+            format!("literals: {lits}"),
+            format!("anchored: {anchored}"),
+            format!("conjuncts: {conjuncts}"),
+            format!("dfas: {dfas}"),
+        ];
+        t.rules.push(format!("\n    BuiltinRule {{ {} }}", fields.join(", ")));
     }
 }

@@ -52,13 +52,15 @@ pub struct Blob {
     sparse_bytes: usize,
     /// Embed every DFA sparse (for tests of the sparse search).
     pub sparse_only: bool,
+    /// Every pattern's pieces, as Rust expressions of `rules::builtin::Piece`, in order.
+    pub pieces: Vec<String>,
 }
 
 impl Blob {
     /// Determinizes `pattern` as rules match at run time (`rules::Pattern`: bytes, ASCII classes,
-    /// no captures, earliest match) and appends its DFAs. Returns the Rust expression of its
-    /// pieces (`&[Piece { … }, …]`), or why it does not fit.
-    pub fn add(&mut self, pattern: &str) -> Result<String, String> {
+    /// no captures, earliest match) and appends its DFAs. Returns the range of `pieces` that
+    /// holds its pieces (empty for a pattern left to a lazy DFA), or why it does not fit.
+    pub fn add(&mut self, pattern: &str) -> Result<(usize, usize), String> {
         let hir = super::literals::check_syntax(pattern)?;
         let mut pieces = Vec::new();
         let (len, count, dense, sparse) = (self.bytes.len(), self.count, self.dense, self.sparse_bytes);
@@ -77,25 +79,24 @@ impl Blob {
             self.bytes.truncate(len);
             (self.count, self.dense, self.sparse_bytes) = (count, dense, sparse);
             self.lazy.push(format!("{e}: {pattern}"));
-            return Ok("&[]".to_string());
+            return Ok((self.pieces.len(), self.pieces.len()));
         }
         let size = self.bytes.len() - len;
         if pieces.len() > 1 {
             let chained = pieces.iter().filter(|p| !matches!(p.gap, Gap::Start)).count();
             self.split.push((pieces.len(), chained, size, pattern.to_string()));
         }
-        let items: Vec<String> = pieces
-            .iter()
-            .map(|Piece { span: (start, len), dense, gap }| {
-                let gap = match gap {
-                    Gap::Start => "Gap::Start".to_string(),
-                    Gap::Star(c) => format!("Gap::Star({c:?})"),
-                    Gap::OptStar(c, s) => format!("Gap::OptStar({c:?}, {s:?})"),
-                };
-                format!("Piece {{ span: ({start}, {len}), dense: {dense}, gap: {gap} }}")
-            })
-            .collect();
-        Ok(format!("&[{}]", items.join(", ")))
+        let first = self.pieces.len();
+        let items = pieces.iter().map(|Piece { span: (start, len), dense, gap }| {
+            let gap = match gap {
+                Gap::Start => "Gap::Start".to_string(),
+                Gap::Star(c) => format!("Gap::Star({c:?})"),
+                Gap::OptStar(c, s) => format!("Gap::OptStar({c:?}, {s:?})"),
+            };
+            format!("Piece {{ span: ({start}, {len}), dense: {dense}, gap: {gap} }}")
+        });
+        self.pieces.extend(items);
+        Ok((first, self.pieces.len()))
     }
 
     /// Appends `hir` as whichever is smallest of one DFA, a chain cut at its gaps, or its

@@ -1,13 +1,14 @@
 //! The built-in packs, compiled into the binary by `build.rs` from `rules/*.toml`, with every
 //! pattern's DFA built there too and embedded as one blob that is read in place.
 
-use std::borrow::Cow;
-
 use super::schema::{Action, Target};
 
 /// A built-in pattern's DFAs (`rules::embedded` says how they are searched): one, or, for a
 /// pattern too large for one, chains of pieces, one chain per alternative.
 pub type DfaSpans = &'static [Piece];
+
+/// Where something sits in one of the tables, as `(start, end)`.
+pub type Span = (u32, u32);
 
 /// One DFA of a built-in pattern: where its serialized DFA sits in `DFAS`, as `(start, len)`,
 /// whether it is dense (else sparse), and how it follows the piece before it.
@@ -34,33 +35,80 @@ pub enum Gap {
     OptStar(ByteSet, ByteSet),
 }
 
-/// A built-in rule as `build.rs` wrote it: static strings, syntax already checked, prefilter
-/// literals already extracted. The lists are slices of `Cow`s so a `Rule` borrows them as they
-/// are, with no allocation at start-up.
+/// A built-in rule as `build.rs` wrote it: syntax already checked, prefilter literals already
+/// extracted. Strings are spans of one text (`text`), lists ranges of span tables, so the table
+/// holds no pointer the loader would relocate at every start; a `Rule` borrows from them, with
+/// no allocation.
 pub struct BuiltinRule {
-    pub id: &'static str,
+    pub id: Span,
     pub action: Action,
     pub target: Target,
-    pub pattern: &'static str,
-    pub unless: Option<&'static str>,
-    pub operand: Option<&'static str>,
-    pub unless_operand: Option<&'static str>,
-    pub reason: &'static str,
-    pub tip: Option<&'static str>,
-    pub examples: &'static [Cow<'static, str>],
-    pub counterexamples: &'static [Cow<'static, str>],
-    pub file: &'static str,
+    pub pattern: Span,
+    pub unless: Option<Span>,
+    pub operand: Option<Span>,
+    pub unless_operand: Option<Span>,
+    pub reason: Span,
+    pub tip: Option<Span>,
+    /// Ranges of `TEXTS`.
+    pub examples: Span,
+    pub counterexamples: Span,
+    pub file: Span,
     pub line: usize,
-    pub literals: Option<&'static [Cow<'static, [u8]>]>,
+    /// A range of `LITERALS`.
+    pub literals: Option<Span>,
     /// The literals start the text (the pattern is anchored with `^`).
     pub anchored: bool,
-    /// Literal sets every match satisfies at once (`literals::conjuncts`).
-    pub conjuncts: &'static [super::LiteralSet],
-    /// The DFAs of `pattern`, `unless`, `operand` and `unless_operand`.
-    pub dfas: [DfaSpans; 4],
+    /// Literal sets every match satisfies at once (`literals::conjuncts`): a range of `SETS`.
+    pub conjuncts: Span,
+    /// The DFAs of `pattern`, `unless`, `operand` and `unless_operand`: ranges of `PIECES`.
+    pub dfas: [Span; 4],
 }
 
 include!(concat!(env!("OUT_DIR"), "/builtin_rules.rs"));
+
+/// Every string of the built-in rules, back to back.
+static TEXT: &str = include_str!(concat!(env!("OUT_DIR"), "/builtin_text.txt"));
+/// Every prefilter literal of the built-in rules, back to back.
+static LITERAL_BYTES: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/builtin_literals.bin"));
+
+fn range(span: Span) -> std::ops::Range<usize> {
+    span.0 as usize..span.1 as usize
+}
+
+/// The built-in rules.
+pub fn rules() -> &'static [BuiltinRule] {
+    &BUILTIN_RULES
+}
+
+/// A string of the built-in rules.
+pub fn text(span: Span) -> &'static str {
+    &TEXT[range(span)]
+}
+
+/// A prefilter literal of the built-in rules.
+pub fn literal(span: Span) -> &'static [u8] {
+    &LITERAL_BYTES[range(span)]
+}
+
+/// A list of texts (a range of `TEXTS`): spans for `text`.
+pub fn texts(list: Span) -> &'static [Span] {
+    &TEXTS[range(list)]
+}
+
+/// A literal set (a range of `LITERALS`): spans for `literal`.
+pub fn literals(set: Span) -> &'static [Span] {
+    &LITERALS[range(set)]
+}
+
+/// A list of literal sets (a range of `SETS`): ranges for `literals`.
+pub fn sets(list: Span) -> &'static [Span] {
+    &SETS[range(list)]
+}
+
+/// A pattern's DFAs (a range of `PIECES`).
+pub fn pieces(list: Span) -> DfaSpans {
+    &PIECES[range(list)]
+}
 
 /// The blob's bytes, 8-aligned so that any DFA in it could be read in place (sparse DFAs need no
 /// alignment; dense ones need 4).

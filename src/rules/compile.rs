@@ -7,9 +7,9 @@ use std::collections::HashSet;
 use regex_syntax::hir::Hir;
 use toml::Spanned;
 
-use super::builtin::BUILTIN_RULES;
+use super::builtin::{self, Span};
 use super::schema::{self, DurationSetting, RawSettings, RuleFile, Target};
-use super::{Allow, AllowContext, Layer, LazyRegex, Origin, Pattern, Rule};
+use super::{Allow, AllowContext, Conjuncts, Layer, LazyRegex, LiteralSet, Origin, Pattern, Rule, Texts};
 use crate::config::ConfigError;
 
 /// What one rules file contributes.
@@ -94,24 +94,28 @@ impl FileSettings {
 
 /// The built-in packs as rules.
 pub fn builtin_rules() -> Vec<Rule> {
-    BUILTIN_RULES
+    use super::builtin::{pieces, sets, text, texts};
+    builtin::rules()
         .iter()
-        .map(|b| Rule {
-            id: Cow::Borrowed(b.id),
-            action: b.action,
-            target: b.target,
-            pattern: LazyRegex::builtin(b.pattern, b.dfas[0]),
-            unless: b.unless.map(|p| LazyRegex::builtin(p, b.dfas[1])),
-            operand: b.operand.map(|p| LazyRegex::builtin(p, b.dfas[2])),
-            unless_operand: b.unless_operand.map(|p| LazyRegex::builtin(p, b.dfas[3])),
-            reason: Cow::Borrowed(b.reason),
-            tip: b.tip.map(Cow::Borrowed),
-            examples: Cow::Borrowed(b.examples),
-            counterexamples: Cow::Borrowed(b.counterexamples),
-            origin: Origin { layer: Layer::Builtin, file: Cow::Borrowed(b.file), line: b.line },
-            literals: b.literals.map(Cow::Borrowed),
-            anchored: b.anchored,
-            conjuncts: Cow::Borrowed(b.conjuncts),
+        .map(|b| {
+            let regex = |p: Span, dfas: Span| LazyRegex::builtin(text(p), pieces(dfas));
+            Rule {
+                id: Cow::Borrowed(text(b.id)),
+                action: b.action,
+                target: b.target,
+                pattern: regex(b.pattern, b.dfas[0]),
+                unless: b.unless.map(|p| regex(p, b.dfas[1])),
+                operand: b.operand.map(|p| regex(p, b.dfas[2])),
+                unless_operand: b.unless_operand.map(|p| regex(p, b.dfas[3])),
+                reason: Cow::Borrowed(text(b.reason)),
+                tip: b.tip.map(|t| Cow::Borrowed(text(t))),
+                examples: Texts::Builtin(texts(b.examples)),
+                counterexamples: Texts::Builtin(texts(b.counterexamples)),
+                origin: Origin { layer: Layer::Builtin, file: Cow::Borrowed(text(b.file)), line: b.line },
+                literals: b.literals.map(|l| LiteralSet::Builtin(builtin::literals(l))),
+                anchored: b.anchored,
+                conjuncts: Conjuncts::Builtin(sets(b.conjuncts)),
+            }
         })
         .collect()
 }
@@ -205,20 +209,21 @@ pub fn parse_file(file: &str, text: &str, layer: Layer) -> Result<FileItems, Con
             unless: optional("unless", &r.unless)?,
             operand: optional("operand", &r.operand)?,
             unless_operand: optional("unless_operand", &r.unless_operand)?,
-            literals: prefilter.as_ref().map(|(_, ls)| ls.iter().cloned().map(Cow::Owned).collect()),
+            literals: prefilter.as_ref().map(|(_, ls)| LiteralSet::Owned(ls.clone())),
             anchored: prefilter.as_ref().is_some_and(|(anchored, _)| *anchored),
             conjuncts: super::literals::conjuncts_after_of(prefilter.as_ref(), &hir)
                 .into_iter()
-                .map(|set| set.into_iter().map(Cow::Owned).collect())
-                .collect(),
+                .map(LiteralSet::Owned)
+                .collect::<Vec<_>>()
+                .into(),
             pattern: LazyRegex::compiled(pattern),
             id: Cow::Owned(id),
             action: r.action,
             target: r.target,
             reason: Cow::Owned(r.reason),
             tip: r.tip.map(Cow::Owned),
-            examples: r.examples.into_iter().map(Cow::Owned).collect::<Vec<_>>().into(),
-            counterexamples: r.counterexamples.into_iter().map(Cow::Owned).collect::<Vec<_>>().into(),
+            examples: r.examples.into(),
+            counterexamples: r.counterexamples.into(),
             origin: Origin { layer, file: Cow::Owned(file.to_string()), line: cx.line(at) },
         };
         items.rules.push(rule);
@@ -322,15 +327,15 @@ mod tests {
     #[test]
     fn embedded_dfas_pass_the_checked_deserializer() {
         // Run time reads them unchecked (rules::Pattern::embedded); this is the check.
-        for b in BUILTIN_RULES {
-            for piece in b.dfas.iter().flat_map(|d| d.iter()) {
+        for b in builtin::rules() {
+            for piece in b.dfas.iter().flat_map(|&d| builtin::pieces(d)) {
                 let bytes = super::super::builtin::dfa_bytes(piece.span);
                 let checked = match piece.dense {
                     true => regex_automata::dfa::dense::DFA::from_bytes(bytes).map(drop),
                     false => regex_automata::dfa::sparse::DFA::from_bytes(bytes).map(drop),
                 };
                 if let Err(e) = checked {
-                    panic!("{}: embedded DFA does not deserialize: {e}", b.id);
+                    panic!("{}: embedded DFA does not deserialize: {e}", builtin::text(b.id));
                 }
             }
         }

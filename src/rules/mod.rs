@@ -7,6 +7,7 @@ pub mod builtin;
 pub mod cache;
 pub mod compile;
 mod embedded;
+mod lists;
 pub mod literals;
 mod pattern;
 mod prefilter;
@@ -64,8 +65,7 @@ impl std::fmt::Display for Origin {
     }
 }
 
-/// Literals one of which a text must contain; built-in rules borrow theirs from the binary.
-pub type LiteralSet = Cow<'static, [Cow<'static, [u8]>]>;
+pub use lists::{Conjuncts, LiteralSet, Texts};
 
 #[derive(Debug)]
 pub struct Rule {
@@ -78,15 +78,15 @@ pub struct Rule {
     pub unless_operand: Option<LazyRegex>,
     pub reason: Cow<'static, str>,
     pub tip: Option<Cow<'static, str>>,
-    pub examples: Cow<'static, [Cow<'static, str>]>,
-    pub counterexamples: Cow<'static, [Cow<'static, str>]>,
+    pub examples: Texts,
+    pub counterexamples: Texts,
     pub origin: Origin,
     /// Prefilter literals; `None` means the rule is tried on every text.
     pub literals: Option<LiteralSet>,
     /// The literals must start the text, not only occur in it.
     pub anchored: bool,
     /// Literal sets every match satisfies at once, checked before the regex runs.
-    pub conjuncts: Cow<'static, [LiteralSet]>,
+    pub conjuncts: Conjuncts,
 }
 
 impl Rule {
@@ -101,7 +101,7 @@ impl Rule {
     pub fn fires(&self, text: &str, segment: Option<&Segment>) -> bool {
         // Near misses are rejected by byte searches before the regex runs (or is compiled).
         let bytes = text.as_bytes();
-        if !self.conjuncts.iter().all(|set| set.iter().any(|l| contains(bytes, l)))
+        if !self.conjuncts.all(|l| contains(bytes, l))
             || !self.pattern.get().is_match(text)
             || self.unless.as_ref().is_some_and(|u| u.get().is_match(text))
         {

@@ -88,11 +88,12 @@ fn encode_rule(w: &mut Writer, r: &Rule) {
     }
     w.str(reason);
     w.opt(tip.as_deref(), Writer::str);
-    w.list(examples, |w, e| w.str(e));
-    w.list(counterexamples, |w, e| w.str(e));
-    w.opt(literals.as_deref(), |w, set| w.list(set, |w, l| w.bytes(l)));
+    for texts in [examples, counterexamples] {
+        w.items(texts.len(), texts.iter(), Writer::str);
+    }
+    w.opt(literals.as_ref(), Writer::literal_set);
     w.byte(u8::from(*anchored));
-    w.list(conjuncts, |w, set| w.list(set, |w, l| w.bytes(l)));
+    w.items(conjuncts.len(), (0..conjuncts.len()).filter_map(|i| conjuncts.get(i)), |w, set| w.literal_set(&set));
 }
 
 /// What `encode` wrote, as loaded from `file` in `layer`; `None` if the payload is malformed.
@@ -154,8 +155,8 @@ fn decode_rule(r: &mut Reader<'_>, origin: &dyn Fn(usize) -> Origin) -> Option<R
     let (unless, operand, unless_operand) = (optional()?, optional()?, optional()?);
     let reason = r.string()?;
     let tip = r.opt(Reader::string)?;
-    let examples = r.list(|r| r.string().map(Cow::Owned))?;
-    let counterexamples = r.list(|r| r.string().map(Cow::Owned))?;
+    let examples = r.list(Reader::string)?;
+    let counterexamples = r.list(Reader::string)?;
     let literals = r.opt(literal_set)?;
     let anchored = match r.byte()? {
         0 => false,
@@ -183,7 +184,7 @@ fn decode_rule(r: &mut Reader<'_>, origin: &dyn Fn(usize) -> Origin) -> Option<R
 }
 
 fn literal_set(r: &mut Reader<'_>) -> Option<LiteralSet> {
-    r.list(|r| r.bytes().map(|b| Cow::Owned(b.to_vec()))).map(Cow::Owned)
+    r.list(|r| r.bytes().map(<[u8]>::to_vec)).map(LiteralSet::Owned)
 }
 
 struct Writer(Vec<u8>);
@@ -223,6 +224,16 @@ impl Writer {
     fn list<T>(&mut self, items: &[T], mut write: impl FnMut(&mut Writer, &T)) {
         self.uint(items.len() as u64);
         items.iter().for_each(|item| write(self, item));
+    }
+
+    /// A list of `len` items, as `list` writes it.
+    fn items<T>(&mut self, len: usize, items: impl Iterator<Item = T>, mut write: impl FnMut(&mut Writer, T)) {
+        self.uint(len as u64);
+        items.for_each(|item| write(self, item));
+    }
+
+    fn literal_set(&mut self, set: &LiteralSet) {
+        self.items(set.len(), set.iter(), Writer::bytes);
     }
 }
 
