@@ -220,13 +220,27 @@ pub struct InitArgs {
     pub print: bool,
 }
 
-/// The wrapper's own command line — global options, then `-c STRING` or `-- PROG ARGS…` — read
-/// without building clap's full command tree, which is most of cmdguard's start-up work for
-/// a command that matches no rule. Anything else (a subcommand, `--help`, a repeated or unknown
-/// option, an option value that is not valid) returns `None`, and clap parses the line as usual;
-/// for every line this accepts, the result is exactly what clap would produce (tested).
+/// The command lines agents run on every command — global options, then `-c STRING` or
+/// `-- PROG ARGS…`, either alone or after `check`, or `check --batch`, or `hook HOST` — read
+/// without building clap's full command tree, which costs more than the rest of cmdguard's
+/// start-up for a command that matches no rule (250,000 instructions: building and dropping
+/// every subcommand's arguments). Anything else (another subcommand, `--help`, a repeated or
+/// unknown option, an option value that is not valid) returns `None`, and clap parses the line
+/// as usual; for every line this accepts, the result is exactly what clap would produce (tested).
 pub fn fast_parse(args: &[OsString]) -> Option<Cli> {
     let mut global = Global::default();
+    let mut check = false;
+    // What `-c` or `--` read: alone, the wrapper's command; after `check`, check's.
+    let done = |global: Global, check: bool, command: CommandArgs| {
+        Some(match check {
+            false => Cli { global, command, sub: None },
+            true => Cli {
+                global,
+                command: CommandArgs::default(),
+                sub: Some(Sub::Check(CheckArgs { command, batch: false })),
+            },
+        })
+    };
     let mut i = 1;
     while i < args.len() {
         let arg = args[i].to_str()?;
@@ -234,6 +248,7 @@ pub fn fast_parse(args: &[OsString]) -> Option<Cli> {
             Some((n, v)) if n.starts_with("--") => (n, Some(OsString::from(v))),
             _ => (arg, None),
         };
+        let (last, next_is_last, next) = (i + 1 == args.len(), i + 2 == args.len(), args.get(i + 1));
         let mut value = || -> Option<OsString> {
             match &inline {
                 Some(v) => Some(v.clone()),
@@ -251,16 +266,23 @@ pub fn fast_parse(args: &[OsString]) -> Option<Cli> {
                 if i + 2 != args.len() {
                     return None;
                 }
-                let command = CommandArgs { script: Some(script), argv: Vec::new() };
-                return Some(Cli { global, command, sub: None });
+                return done(global, check, CommandArgs { script: Some(script), argv: Vec::new() });
             }
             "--" if inline.is_none() => {
                 let argv = args[i + 1..].to_vec();
                 if argv.is_empty() {
                     return None;
                 }
-                let command = CommandArgs { script: None, argv };
-                return Some(Cli { global, command, sub: None });
+                return done(global, check, CommandArgs { script: None, argv });
+            }
+            "check" if !check => check = true,
+            "--batch" if check && inline.is_none() && last => {
+                let batch = CheckArgs { command: CommandArgs::default(), batch: true };
+                return Some(Cli { global, command: CommandArgs::default(), sub: Some(Sub::Check(batch)) });
+            }
+            "hook" if !check && next_is_last => {
+                let host = <Host as ValueEnum>::from_str(next?.to_str()?, false).ok()?;
+                return Some(Cli { global, command: CommandArgs::default(), sub: Some(Sub::Hook(HookArgs { host })) });
             }
             "--json" if inline.is_none() && !global.json => global.json = true,
             "--session-key" if global.session_key.is_none() => {
@@ -304,6 +326,13 @@ mod tests {
             &["cmdguard", "--no-tty=deny", "--", "git", "push", "--force"],
             &["cmdguard", "--", "-c", "x"],
             &["cmdguard", "--session-key", "", "-c", ""],
+            &["cmdguard", "check", "-c", "rm -rf ~"],
+            &["cmdguard", "--session-key", "k", "check", "--json", "-c", "ls"],
+            &["cmdguard", "check", "--rules", "x.toml", "--", "git", "status"],
+            &["cmdguard", "check", "--batch"],
+            &["cmdguard", "--json", "check", "--batch"],
+            &["cmdguard", "hook", "claude-code"],
+            &["cmdguard", "--session-key", "k", "hook", "gemini"],
         ];
         for args in accepted {
             let fast = fast_parse(&os(args)).unwrap_or_else(|| panic!("{args:?} should take the fast path"));
@@ -312,8 +341,19 @@ mod tests {
         }
         let declined: &[&[&str]] = &[
             &["cmdguard"],
-            &["cmdguard", "check", "-c", "ls"],
             &["cmdguard", "-c"],
+            &["cmdguard", "check"],
+            &["cmdguard", "check", "check", "-c", "ls"],
+            &["cmdguard", "check", "-c", "ls", "extra"],
+            &["cmdguard", "check", "--batch", "-c", "ls"],
+            &["cmdguard", "check", "-c", "ls", "--batch"],
+            &["cmdguard", "--batch"],
+            &["cmdguard", "check", "--help"],
+            &["cmdguard", "hook"],
+            &["cmdguard", "hook", "nosuchhost"],
+            &["cmdguard", "hook", "codex", "extra"],
+            &["cmdguard", "hook", "Codex"],
+            &["cmdguard", "check", "hook", "codex"],
             &["cmdguard", "-c", "ls", "extra"],
             &["cmdguard", "--"],
             &["cmdguard", "--json", "--json", "-c", "ls"],
