@@ -36,7 +36,8 @@ fn main() {
     }
     let out_dir = std::env::var("OUT_DIR").unwrap();
     let dest = Path::new(&out_dir);
-    std::fs::write(dest.join("builtin_rules.rs"), tables.rust(&blob)).expect("write builtin_rules.rs");
+    let rust = tables.rust(&blob);
+    std::fs::write(dest.join("builtin_rules.rs"), rust).expect("write builtin_rules.rs");
     std::fs::write(dest.join("builtin_text.txt"), &tables.text).expect("write builtin_text.txt");
     std::fs::write(dest.join("builtin_literals.bin"), &tables.bytes).expect("write builtin_literals.bin");
     std::fs::write(dest.join("builtin_dfas.bin"), &blob.bytes).expect("write builtin_dfas.bin");
@@ -80,6 +81,19 @@ impl Tables {
         format!("({first}, {})", self.texts.len())
     }
 
+    fn piece(&mut self, p: &blob::Piece) -> String {
+        let gap = match p.gap {
+            blob::Gap::Start => "Gap::Start".to_string(),
+            blob::Gap::Star(c) => format!("Gap::Star({c:?})"),
+            blob::Gap::OptStar(c, s) => format!("Gap::OptStar({c:?}, {s:?})"),
+        };
+        let sets: Vec<String> = p.gate.iter().map(|set| self.literals(set)).collect();
+        let gate = format!("({}, {})", self.sets.len(), self.sets.len() + sets.len());
+        self.sets.extend(sets);
+        let (start, len) = p.span;
+        format!("Piece {{ span: ({start}, {len}), dense: {}, gap: {gap}, gate: {gate} }}", p.dense)
+    }
+
     fn literals(&mut self, items: &[Vec<u8>]) -> String {
         let first = self.literals.len();
         for l in items {
@@ -90,7 +104,8 @@ impl Tables {
         format!("({first}, {})", self.literals.len())
     }
 
-    fn rust(&self, blob: &Blob) -> String {
+    fn rust(&mut self, blob: &Blob) -> String {
+        let pieces: Vec<String> = blob.pieces.iter().map(|p| self.piece(p)).collect();
         let table = |name: &str, ty: &str, items: &[String]| {
             format!("static {name}: [{ty}; {}] = [{}];\n", items.len(), items.join(", "))
         };
@@ -98,7 +113,7 @@ impl Tables {
         out += &table("TEXTS", "Span", &self.texts);
         out += &table("LITERALS", "Span", &self.literals);
         out += &table("SETS", "Span", &self.sets);
-        out += &table("PIECES", "Piece", &blob.pieces);
+        out += &table("PIECES", "Piece", &pieces);
         out
     }
 }

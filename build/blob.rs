@@ -14,8 +14,11 @@ const DFA_SIZE_LIMIT: usize = 256 << 10;
 /// How many times a pattern may be split into alternatives on the way down.
 const MAX_SPLITS: usize = 6;
 /// Most DFAs and bytes one pattern may embed; a pattern over either is left to a lazy DFA.
-const MAX_DFAS: usize = 8;
-const MAX_PATTERN_BYTES: usize = 48 << 10;
+/// Every built-in pattern fits (the largest, `remote-exec.eval-decoded`, is 63 DFAs and
+/// 695 KiB): a hit scans, it never compiles. Alternatives are gated by their own literals, so a
+/// text is scanned only by the few whose literals it holds.
+const MAX_DFAS: usize = 96;
+const MAX_PATTERN_BYTES: usize = 1 << 20;
 
 /// A set of bytes, as `rules::builtin::ByteSet`.
 type ByteSet = [u64; 4];
@@ -25,6 +28,10 @@ pub struct Piece {
     pub span: (u32, u32),
     pub dense: bool,
     pub gap: Gap,
+    /// For the first piece of an alternative's chain: literal sets every text the alternative
+    /// matches holds a literal of each of (its prefilter literals and conjuncts, as a rule's),
+    /// so that the search skips alternatives whose literals a text lacks.
+    pub gate: Vec<Vec<Vec<u8>>>,
 }
 
 /// How a piece follows the one before it, as `rules::builtin::Gap`.
@@ -52,8 +59,8 @@ pub struct Blob {
     sparse_bytes: usize,
     /// Embed every DFA sparse (for tests of the sparse search).
     pub sparse_only: bool,
-    /// Every pattern's pieces, as Rust expressions of `rules::builtin::Piece`, in order.
-    pub pieces: Vec<String>,
+    /// Every pattern's pieces, in order.
+    pub pieces: Vec<Piece>,
 }
 
 impl Blob {
@@ -87,23 +94,16 @@ impl Blob {
             self.split.push((pieces.len(), chained, size, pattern.to_string()));
         }
         let first = self.pieces.len();
-        let items = pieces.iter().map(|Piece { span: (start, len), dense, gap }| {
-            let gap = match gap {
-                Gap::Start => "Gap::Start".to_string(),
-                Gap::Star(c) => format!("Gap::Star({c:?})"),
-                Gap::OptStar(c, s) => format!("Gap::OptStar({c:?}, {s:?})"),
-            };
-            format!("Piece {{ span: ({start}, {len}), dense: {dense}, gap: {gap} }}")
-        });
-        self.pieces.extend(items);
+        self.pieces.extend(pieces);
         Ok((first, self.pieces.len()))
     }
 
     /// Appends `hir` as whichever is smallest of one DFA, a chain cut at its gaps, or its
     /// alternatives (each of them built the same way).
     fn add_hir(&mut self, hir: &Hir, splits: usize, pieces: &mut Vec<Piece>) -> Result<(), String> {
-        for (dfa, gap) in build(hir, splits)? {
+        for (dfa, gap, gate) in build(hir, splits)? {
             self.push(dfa, gap, pieces);
+            pieces.last_mut().expect("pushed").gate = gate;
         }
         Ok(())
     }
@@ -131,7 +131,7 @@ impl Blob {
         self.sparse_bytes += dfa.sparse.len();
         let dense = dfa.dense.is_some() && !self.sparse_only;
         let bytes = if dense { dfa.dense.unwrap_or_default() } else { dfa.sparse };
-        pieces.push(Piece { span: (self.bytes.len() as u32, bytes.len() as u32), dense, gap });
+        pieces.push(Piece { span: (self.bytes.len() as u32, bytes.len() as u32), dense, gap, gate: Vec::new() });
         self.bytes.extend_from_slice(&bytes);
         self.count += 1;
         self.dense += usize::from(dense);
@@ -157,8 +157,9 @@ impl Blob {
     }
 }
 
-/// A DFA, or DFAs with the gaps before them, in the order they are embedded.
-type Built = Vec<(Dfa, Gap)>;
+/// A DFA, or DFAs with the gaps before them (and an alternative's literals on its first), in
+/// the order they are embedded.
+type Built = Vec<(Dfa, Gap, Vec<Vec<Vec<u8>>>)>;
 
 /// One piece's DFA, serialized: sparse, and dense too where that is small enough to embed.
 #[derive(Clone)]
@@ -176,15 +177,18 @@ const DENSE_LIMIT: usize = 32 << 10;
 /// `MAX_PATTERN_BYTES`; else a chain cut at its gaps, if smaller; alternatives only where the
 /// pattern does not determinize at all (exploring more made the build script take minutes).
 fn build(hir: &Hir, splits: usize) -> Result<Built, String> {
-    let size = |b: &Built| b.iter().map(|(dfa, _)| dfa.sparse.len()).sum::<usize>();
-    let whole = determinize(hir, false, true).map(|bytes| vec![(bytes, Gap::Start)]);
+    let size = |b: &Built| b.iter().map(|(dfa, _, _)| dfa.sparse.len()).sum::<usize>();
+    let whole = determinize(hir, false, true).map(|bytes| vec![(bytes, Gap::Start, Vec::new())]);
     if whole.as_ref().is_ok_and(|w| size(w) <= MAX_PATTERN_BYTES) {
         return whole;
     }
     if let Some(chain) = chain(hir) {
         let last = chain.len() - 1;
-        let built: Result<Built, String> =
-            chain.iter().enumerate().map(|(i, (gap, part))| Ok((determinize(part, i > 0, i == last)?, *gap))).collect();
+        let built: Result<Built, String> = chain
+            .iter()
+            .enumerate()
+            .map(|(i, (gap, part))| Ok((determinize(part, i > 0, i == last)?, *gap, Vec::new())))
+            .collect();
         if let Ok(built) = built
             && !whole.as_ref().is_ok_and(|w| size(w) <= size(&built))
         {
@@ -193,8 +197,21 @@ fn build(hir: &Hir, splits: usize) -> Result<Built, String> {
     }
     let Err(e) = whole else { return whole };
     let parts = (splits > 0).then(|| alternatives(hir)).flatten().ok_or(e)?;
-    let built: Result<Vec<Built>, String> = parts.iter().map(|p| build(p, splits - 1)).collect();
-    Ok(built?.into_iter().flatten().collect())
+    let mut all = Vec::new();
+    for part in &parts {
+        let mut built = build(part, splits - 1)?;
+        // A chain that an alternative split further down did not gate is gated by this one.
+        let pre = super::literals::prefilter_of(part);
+        let mut sets = super::literals::conjuncts_after_of(pre.as_ref(), part);
+        sets.extend(pre.map(|(_, lits)| lits));
+        for (_, gap, gate) in &mut built {
+            if matches!(gap, Gap::Start) && gate.is_empty() {
+                gate.clone_from(&sets);
+            }
+        }
+        all.extend(built);
+    }
+    Ok(all)
 }
 
 /// A sparse DFA for `hir`, serialized for the target's byte order, if it fits the limit.

@@ -116,8 +116,10 @@ pub fn decide(policy: &Policy, analysis: &Analysis) -> Decision {
         };
         let first = hits.len();
         policy.candidates_into(target, text, &mut candidates);
+        // One summary of the text's byte pairs serves every rule tried on it.
+        let hay = crate::rules::Haystack::new(if candidates.is_empty() { "" } else { text });
         for &i in &candidates {
-            if policy.rules[i].fires(text, segment) {
+            if policy.rules[i].fires_in(&hay, segment) {
                 hits.push(Hit { rule: i, unit, allowed_by: None });
             }
         }

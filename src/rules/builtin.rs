@@ -17,6 +17,9 @@ pub struct Piece {
     pub span: (u32, u32),
     pub dense: bool,
     pub gap: Gap,
+    /// On the first piece of an alternative's chain: a range of `SETS`, literal sets every text
+    /// the alternative matches holds a literal of each of (empty: none known).
+    pub gate: Span,
 }
 
 /// A set of bytes, one bit each.

@@ -15,7 +15,7 @@
 use regex_automata::dfa::{Automaton, OverlappingState, dense, sparse};
 use regex_automata::{Anchored, HalfMatch, Input, MatchError};
 
-use super::builtin::{ByteSet, DfaSpans, Gap};
+use super::builtin::{self, ByteSet, DfaSpans, Gap, Span};
 
 /// A built-in pattern's DFAs, read in place from the binary.
 pub struct Embedded {
@@ -79,17 +79,25 @@ impl Embedded {
         Embedded { pieces, dfas }
     }
 
-    /// Whether the pattern matches somewhere in `hay`.
-    pub fn is_match(&self, hay: &[u8]) -> Result<bool, MatchError> {
+    /// Whether the pattern matches somewhere in the text.
+    pub fn is_match(&self, text: &super::Haystack<'_>) -> Result<bool, MatchError> {
+        let hay = text.text().as_bytes();
         let mut first = 0;
         while first < self.pieces.len() {
             let end = first + 1 + self.pieces[first + 1..].iter().take_while(|p| !matches!(p.gap, Gap::Start)).count();
-            if self.chain(first, end, 0, hay)? {
+            if self.gate_passes(first, text) && self.chain(first, end, 0, hay)? {
                 return Ok(true);
             }
             first = end;
         }
         Ok(false)
+    }
+
+    /// Whether `hay` holds a literal of each of the gate's sets of the alternative whose chain
+    /// starts at piece `first` (a text that does not cannot match it: its chain is not searched).
+    fn gate_passes(&self, first: usize, text: &super::Haystack<'_>) -> bool {
+        let has = |set: Span| builtin::literals(set).iter().any(|&s| text.contains(builtin::literal(s)));
+        builtin::sets(self.pieces[first].gate).iter().all(|&set| has(set))
     }
 
     /// Whether pieces `i..end` of one chain match, piece `i` from `from` (anchored there unless

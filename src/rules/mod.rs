@@ -99,11 +99,16 @@ impl Rule {
     /// conditions. Only a forward search runs (no match span): `explain` asks for the span
     /// separately, with `span`.
     pub fn fires(&self, text: &str, segment: Option<&Segment>) -> bool {
+        self.fires_in(&Haystack::new(text), segment)
+    }
+
+    /// `fires`, on a text whose byte pairs are already summed up (one `Haystack` serves every
+    /// rule tried on the same text).
+    pub fn fires_in(&self, hay: &Haystack<'_>, segment: Option<&Segment>) -> bool {
         // Near misses are rejected by byte searches before the regex runs (or is compiled).
-        let bytes = text.as_bytes();
-        if !self.conjuncts.all(|l| contains(bytes, l))
-            || !self.pattern.get().is_match(text)
-            || self.unless.as_ref().is_some_and(|u| u.get().is_match(text))
+        if !self.conjuncts.all(|l| hay.contains(l))
+            || !self.pattern.get().is_match_in(hay)
+            || self.unless.as_ref().is_some_and(|u| u.get().is_match_in(hay))
         {
             return false;
         }
@@ -125,6 +130,50 @@ impl Rule {
     }
 }
 
+/// A text rules are tried on, with a summary of the byte pairs in it: most literal checks fail
+/// (they are there to reject near misses), and a literal whose first or last two bytes are not
+/// a pair of the text is rejected by two bit tests instead of a search. Built once per text,
+/// for all the rules the prefilter picks for it.
+pub struct Haystack<'a> {
+    text: &'a str,
+    pairs: [u64; PAIR_WORDS],
+}
+
+const PAIR_WORDS: usize = 32;
+
+fn pair_bit(a: u8, b: u8) -> usize {
+    (usize::from(a) * 131 + usize::from(b)) % (PAIR_WORDS * 64)
+}
+
+impl<'a> Haystack<'a> {
+    pub fn new(text: &'a str) -> Haystack<'a> {
+        let mut pairs = [0u64; PAIR_WORDS];
+        for w in text.as_bytes().windows(2) {
+            let bit = pair_bit(w[0], w[1]);
+            pairs[bit >> 6] |= 1 << (bit & 63);
+        }
+        Haystack { text, pairs }
+    }
+
+    pub fn text(&self) -> &'a str {
+        self.text
+    }
+
+    fn has_pair(&self, a: u8, b: u8) -> bool {
+        let bit = pair_bit(a, b);
+        self.pairs[bit >> 6] & (1 << (bit & 63)) != 0
+    }
+
+    /// Whether `needle` occurs in the text.
+    pub fn contains(&self, needle: &[u8]) -> bool {
+        let n = needle.len();
+        if n >= 2 && (!self.has_pair(needle[0], needle[1]) || !self.has_pair(needle[n - 2], needle[n - 1])) {
+            return false;
+        }
+        contains(self.text.as_bytes(), needle)
+    }
+}
+
 /// Whether `needle` occurs in `haystack`. Command texts are short, where `memmem`'s Rabin-Karp
 /// path costs a multiply per byte; finding the needle's last byte with SIMD `memchr` and comparing
 /// there is several times faster (the last byte of a literal is rarely a space or a dash).
@@ -141,6 +190,19 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::contains;
+
+    #[test]
+    fn a_haystack_finds_what_a_search_finds() {
+        // Its byte-pair summary only rejects early; it never changes the answer.
+        let texts = ["git push --force origin main", "rm -rf ~", "", "x", "aaaaab", &"ab ".repeat(200)];
+        let needles: [&[u8]; 9] = [b"--force", b"rm", b"", b"x", b"ab", b"aab", b"b a", b"zz", b"force origin"];
+        for t in texts {
+            let hay = super::Haystack::new(t);
+            for n in needles {
+                assert_eq!(hay.contains(n), contains(t.as_bytes(), n), "{t:?} {n:?}");
+            }
+        }
+    }
 
     #[test]
     fn contains_finds_needles_anywhere() {

@@ -104,9 +104,15 @@ impl Pattern {
     }
 
     pub fn is_match(&self, text: &str) -> bool {
+        self.is_match_in(&super::Haystack::new(text))
+    }
+
+    /// `is_match`, on a text whose byte pairs are summed up (`Haystack`).
+    pub fn is_match_in(&self, hay: &super::Haystack<'_>) -> bool {
+        let text = hay.text();
         let input = regex_automata::Input::new(text.as_bytes()).earliest(true);
         let found = match &self.engine {
-            Engine::Embedded(embedded) => embedded.is_match(text.as_bytes()),
+            Engine::Embedded(embedded) => embedded.is_match(hay),
             Engine::Lazy(lazy) => {
                 let cache = lazy.cache.get_or_init(|| Mutex::new(lazy.dfa.create_cache()));
                 let mut cache = cache.lock().unwrap_or_else(|p| p.into_inner());

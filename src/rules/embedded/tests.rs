@@ -35,9 +35,10 @@ fn cut(pattern: &str, sparse_only: bool) -> Embedded {
         .add_cut(pattern)
         .unwrap()
         .into_iter()
-        .map(|blob::Piece { span, dense, gap }| Piece {
+        .map(|blob::Piece { span, dense, gap, .. }| Piece {
             span,
             dense,
+            gate: (0, 0),
             gap: match gap {
                 blob::Gap::Start => Gap::Start,
                 blob::Gap::Star(c) => Gap::Star(c),
@@ -88,8 +89,9 @@ fn chains_match_as_the_full_regex_does_on_random_texts() {
             let text: Vec<u8> = (0..len).map(|_| alphabet[rng.below(alphabet.len())]).collect();
             let want = full.is_match(&text);
             let shown = text.escape_ascii().to_string();
-            assert_eq!(dense.is_match(&text).unwrap(), want, "{p:?} (dense) on {shown:?}");
-            assert_eq!(sparse.is_match(&text).unwrap(), want, "{p:?} (sparse) on {shown:?}");
+            let hay = crate::rules::Haystack::new(std::str::from_utf8(&text).unwrap());
+            assert_eq!(dense.is_match(&hay).unwrap(), want, "{p:?} (dense) on {shown:?}");
+            assert_eq!(sparse.is_match(&hay).unwrap(), want, "{p:?} (sparse) on {shown:?}");
         }
     }
 }
