@@ -82,7 +82,7 @@ impl Analyzer {
             // `hash -p /bin/rm ls`: `ls` runs /bin/rm from now on.
             // dash's `hash` has no -p.
             "hash" if self.bash() => {
-                let (i, opts) = skip_options(words, 1, "pdt", &[], false);
+                let (i, opts) = skip_options(words, 1, "p", &[], false);
                 if let Some((_, Some(path))) = opts.iter().find(|(n, _)| n == "-p") {
                     for name in &words[i..] {
                         self.hashed.insert(name.text.clone(), path.clone());
@@ -90,7 +90,7 @@ impl Analyzer {
                 }
             }
             "mapfile" | "readarray" => {
-                let (i, opts) = skip_options(words, 1, "dnOstuC", &[], false);
+                let (i, opts) = skip_options(words, 1, "dnOsuCc", &[], false);
                 self.callback(&opts, "-C", "mapfile -C");
                 for name in &words[i..] {
                     self.arith(&name.text, 0, true);
