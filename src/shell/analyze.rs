@@ -462,6 +462,8 @@ impl Analyzer {
             let kind = match reader {
                 StdinUse::Shell => NestedKind::Script(body),
                 StdinUse::Code(lang) => NestedKind::Code(lang, body),
+                StdinUse::Cron if body.dynamic => NestedKind::Script(body),
+                StdinUse::Cron => NestedKind::Script(Field::lit(super::cron::commands(&body.text))),
             };
             self.nested(Nested { origin: format!("{} reading its input", u.words[0].text), kind });
         }

@@ -9,6 +9,7 @@ mod ast;
 mod brace;
 mod catalog;
 mod compound;
+mod cron;
 mod descend;
 mod dialect;
 mod escapes;

@@ -30,6 +30,8 @@ pub enum NestedKind {
 pub enum StdinUse {
     Shell,
     Code(Lang),
+    /// A crontab: each line's command, after its schedule (`shell::cron`).
+    Cron,
 }
 
 pub(super) const SHELLS: &[&str] =

@@ -24,6 +24,10 @@ pub fn carried(words: &mut [Field], u: &mut Unwrapped) {
         super::sed::read(words, u);
         return;
     }
+    if prog == "crontab" {
+        super::cron::read(words, u);
+        return;
+    }
     // A subcommand's own entry (`git rebase`), read from the subcommand on.
     if let Some(sub) = words.get(1).filter(|f| !f.dynamic && catalog::has_subcommand_entries(&prog))
         && let Some(p) = catalog::find(&format!("{prog} {}", sub.text))
@@ -86,7 +90,7 @@ fn apply(p: &'static Program, origin: &str, words: &mut [Field], u: &mut Unwrapp
             u.nested.push(Nested { origin: format!("{origin} {key}"), kind });
         }
     }
-    if (p.reads_stdin && r.script_file != Some(false)) || r.script_file == Some(true) {
+    if !r.informs && ((p.reads_stdin && r.script_file != Some(false)) || r.script_file == Some(true)) {
         u.stdin = Some(StdinUse::Shell);
     }
 }

@@ -202,10 +202,15 @@ impl Sandbox {
     fn run_capturing(&self, shell: Shell, text: &str) -> (Run, String) {
         std::fs::write(&self.log, b"").unwrap();
         std::fs::set_permissions(&self.log, std::fs::Permissions::from_mode(0o666)).unwrap();
+        // A fresh working directory and HOME for every case: a case that appends to ~/.bashrc
+        // must not run in the next case's `source ~/.bashrc`.
         let cwd = self.root.join("cwd");
-        let _ = std::fs::remove_dir_all(&cwd);
-        std::fs::create_dir(&cwd).unwrap();
-        std::os::unix::fs::chown(&cwd, Some(self.id), Some(self.id)).unwrap();
+        for dir in [&cwd, &self.home] {
+            let _ = std::fs::remove_dir_all(dir);
+            std::fs::create_dir(dir).unwrap();
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+            std::os::unix::fs::chown(dir, Some(self.id), Some(self.id)).unwrap();
+        }
         let mut cmd = Command::new(self.real.join(shell.name()));
         cmd.arg0(shell.name()).arg("-c").arg(text);
         cmd.env_clear().env("PATH", &self.stubs).env("HOME", &self.home).current_dir(&cwd);
