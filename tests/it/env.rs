@@ -81,12 +81,18 @@ impl TestEnv {
         use std::io::Write;
         let mut child =
             self.command(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-        // A command that exits without reading its input closes the pipe first: not an error.
-        match child.stdin.take().unwrap().write_all(input.as_bytes()) {
+        // Written from another thread while the output is read: an input larger than the pipes
+        // hold (the corpus) would otherwise block both sides. A command that exits without
+        // reading its input closes the pipe first: not an error.
+        let mut stdin = child.stdin.take().unwrap();
+        let input = input.to_string();
+        let writer = std::thread::spawn(move || match stdin.write_all(input.as_bytes()) {
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
             written => written.unwrap(),
-        }
-        child.wait_with_output().unwrap()
+        });
+        let output = child.wait_with_output().unwrap();
+        writer.join().unwrap();
+        output
     }
 
     /// The state directory cmdguard uses under this environment.
