@@ -2,9 +2,11 @@
 //! `mktemp -d` holds a directory that did not exist before, under the temporary directory: it
 //! reads `$TMPDIR/tmp.XXXXXXXXXX` (the one value in the table that stands for a name only known
 //! when the command runs), so `d=$(mktemp -d) && rm -rf "$d"` is judged as deleting a
-//! temporary directory. After `cd /tmp`, `cd /var/tmp` or `cd` into such a directory, the
-//! command's relative operands are judged against it (`Segment::cwd`): `cd /tmp && rm -rf x`
-//! deletes `/tmp/x`. Any other `cd` makes the directory unknown again.
+//! temporary directory; only as a whole word, since a failed mktemp leaves it empty and
+//! `"$d"/*` would be `/*` (the differential test runs exactly that). After `cd /tmp` or
+//! `cd /var/tmp`, which cannot fail, the command's relative operands are judged against it
+//! (`Segment::cwd`): `cd /tmp && rm -rf x` deletes `/tmp/x`. Any other `cd` makes the directory
+//! unknown again.
 
 use super::Field;
 use super::analyze::Analyzer;
@@ -16,7 +18,9 @@ const CWD_KEY: &str = "cmdguard:cwd";
 pub(super) const MKTEMP_DIR: &str = "$TMPDIR/tmp.XXXXXXXXXX";
 
 /// Directories that always exist, so `cd` into them cannot fail and leave the old one.
-const TEMP_ROOTS: &[&str] = &["/tmp", "/tmp/", "/var/tmp", "/var/tmp/", MKTEMP_DIR];
+/// Not a `mktemp -d` directory: if mktemp failed, `cd "$d"` (`cd ""`) stays where it was, and
+/// `; rm -rf ./*` deletes the project.
+const TEMP_ROOTS: &[&str] = &["/tmp", "/tmp/", "/var/tmp", "/var/tmp/"];
 
 /// The value an assignment stores for `$(mktemp -d …)`, when the directory is made under the
 /// temporary directory (no `-p DIR` elsewhere, no template with a path, not `-u`).
@@ -74,8 +78,7 @@ impl Analyzer {
     /// After a `cd` segment: the directory it enters if that is a temporary one, else unknown.
     pub(super) fn changed_directory(&mut self, words: &[Field]) {
         let target = match words {
-            [_, dir] if !dir.dynamic || dir.text == MKTEMP_DIR => Some(dir.text.as_str()),
-            [_, dir] if is_mktemp_dir(&dir.text) => Some(MKTEMP_DIR),
+            [_, dir] if !dir.dynamic => Some(dir.text.as_str()),
             _ => None,
         };
         let known = target
