@@ -123,6 +123,14 @@ pub fn decide(policy: &Policy, analysis: &Analysis) -> Decision {
                 hits.push(Hit { rule: i, unit, allowed_by: None });
             }
         }
+        if segment.is_some_and(|s| s.is_help()) {
+            // `kubectl delete --help` prints text: only a deny still applies (docs/rules.md).
+            let mut i = 0;
+            hits.retain(|h| {
+                i += 1;
+                i <= first || policy.rules[h.rule].action == Action::Deny
+            });
+        }
         let unit_hits = &mut hits[first..];
         if unit_hits.is_empty() {
             continue;

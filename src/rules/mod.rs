@@ -115,7 +115,7 @@ impl Rule {
         let Some(seg) = segment.filter(|_| self.operand.is_some() || self.unless_operand.is_some()) else {
             return true;
         };
-        let operands = seg.operands();
+        let operands = seg.operands_from_cwd();
         let some_operand = self.operand.as_ref().is_none_or(|o| operands.iter().any(|w| o.get().is_match(w)));
         let all_excepted = self
             .unless_operand

@@ -55,6 +55,9 @@ pub struct Analyzer {
     pub(super) assigned: Vec<String>,
     /// Function bodies being walked: `local` assigns only inside one.
     pub(super) in_function: usize,
+    /// `cd` may not be the builtin here (a function, an alias or `enable -n` named it), so no
+    /// `cd` says where the command runs (`tempdir.rs`).
+    pub(super) cd_redefined: bool,
 }
 
 /// A redirection after expansion: `2>` and its target.
@@ -215,6 +218,8 @@ impl Analyzer {
             Command::Compound { kind, bodies, words, redirects } => {
                 let before = self.out.segments.len();
                 let fields: Vec<Field> = words.iter().flat_map(|w| self.expand(w)).collect();
+                // The syntax tree does not keep a function's name: any function may be `cd`.
+                self.cd_redefined |= *kind == "function";
                 self.compound_arith(kind, &fields);
                 if *kind == "((" {
                     fields.iter().for_each(|f| self.arith_assigns(&f.text));
@@ -291,7 +296,17 @@ impl Analyzer {
                 feeds_stdin: r.feeds_stdin(),
             })
             .collect();
+        let issues_before = self.out.issues.len();
         let mut fields: Vec<Field> = cmd.words.iter().flat_map(|w| self.expand(w)).collect();
+        if super::help::is_question_help(&fields) {
+            // `pg_dump -?`: the pattern could only match a file named like an option, and the
+            // command asks for help whichever it is.
+            let mut i = 0;
+            self.out.issues.retain(|issue| {
+                i += 1;
+                i <= issues_before || !issue.detail.starts_with("the option `-?` holds a wildcard")
+            });
+        }
         let words_decoded = std::mem::take(&mut self.decoded);
         if cmd.words.is_empty() {
             for (name, value, decoded) in values {
@@ -304,6 +319,7 @@ impl Analyzer {
                     // Assigning through a reference changes a variable this table cannot name.
                     self.env.values_mut().for_each(|v| *v = None);
                 }
+                let value = super::tempdir::assigned_value(&name, &value).unwrap_or(value);
                 self.set_var(&name, (!value.dynamic).then_some(value.text));
             }
             // `> file` alone truncates the file, as `: > file` does: rules see it that way.
@@ -349,9 +365,9 @@ impl Analyzer {
             return None;
         }
         let mut fields = fields;
-        if matches!(super::basename(&fields[0].text), "xargs" | "parallel") && !fields[0].dynamic {
-            self.built_commands(&fields, piped.as_ref());
-        }
+        let built = matches!(super::basename(&fields[0].text), "xargs" | "parallel")
+            && !fields[0].dynamic
+            && self.built_commands(&fields, piped.as_ref());
         if let Some(path) = fields.first().filter(|f| !f.dynamic).and_then(|f| self.hashed.get(&f.text)) {
             // `hash -p /bin/rm ls` earlier: `ls` runs /bin/rm.
             fields[0].text = path.clone();
@@ -411,6 +427,11 @@ impl Analyzer {
         }
         let here = redirs.iter().rev().find(|r| r.feeds_stdin).map(|r| r.target.clone());
         let input = input_after(&redirs, piped);
+        if built {
+            // `printf '%s\n' build dist | xargs rm -rf`: the commands built from the known
+            // input were read above; the template alone (`rm -rf`) never runs.
+            return Some(text);
+        }
         let seg = Segment {
             text: text.clone(),
             redirects: redirs.iter().map(|r| format!("{} {}", r.op, super::normalize(&r.target.text))).collect(),
@@ -421,8 +442,15 @@ impl Analyzer {
             is_static: u.words.iter().all(|f| !f.dynamic && !super::normalize::needs_normalizing(&f.text)),
             stdin_text: here.as_ref().filter(|h| !h.dynamic).map(|h| super::normalize(&h.text)),
             possible: self.possible.clone(),
+            cwd: self.temp_cwd(),
             words,
         };
+        if matches!(seg.words[0].as_str(), "alias" | "enable") {
+            self.note_cd_redefined(&u.words[1..]);
+        }
+        if seg.words[0] == "cd" && self.possible.is_none() {
+            self.changed_directory(&u.words);
+        }
         self.out.segments.push(seg);
         let index = self.out.segments.len() - 1;
         if let Some((file, text)) = self.written_file(index) {

@@ -75,6 +75,9 @@ impl Analyzer {
             return;
         }
         match n.kind {
+            NestedKind::Script(f) if f.dynamic && super::generators::is_setup_output(&n.origin, &f.text) => {
+                // `eval "$(pyenv init -)"`: a known tool's own setup code (generators.rs).
+            }
             NestedKind::Script(f) if f.dynamic => {
                 self.issue(
                     IssueKind::Dynamic,

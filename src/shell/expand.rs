@@ -173,7 +173,17 @@ impl Analyzer {
                         self.walk_nested_script(script, "${…}");
                     }
                     self.decoded |= self.decoded_vars.contains(name);
-                    match self.param_value(name, raw.as_deref()) {
+                    let value = self.param_value(name, raw.as_deref());
+                    // A `mktemp -d` directory is known only as a whole quoted word: if mktemp
+                    // failed the variable is empty, and `"$d"/*` is `/*` (tempdir.rs); unquoted,
+                    // it would split on the blanks of TMPDIR.
+                    let whole = word.0.len() == 1 && *quoted;
+                    // Shown, but not known: the directory's name is only known when it runs.
+                    let value = match value {
+                        Some((v, _)) if v == super::tempdir::MKTEMP_DIR => whole.then_some((v, true)),
+                        other => other,
+                    };
+                    match value {
                         // An unknown value's default that splits away would leave no word at all.
                         Some((v, false)) => {
                             b.cur_value_tilde |= v.contains('~');

@@ -14,6 +14,9 @@ mod descend;
 mod dialect;
 mod escapes;
 mod expand;
+mod find;
+mod generators;
+mod help;
 mod interp;
 mod lang;
 mod later;
@@ -28,6 +31,7 @@ mod programs;
 mod reading;
 mod redirect;
 mod sed;
+mod tempdir;
 mod unwrap;
 mod vars;
 mod word;
@@ -87,6 +91,9 @@ pub struct Segment {
     /// Set when this command is what an unknown program's operand may carry, not a command
     /// the shell surely runs: its hits ask and never deny. Says where it was read.
     pub possible: Option<String>,
+    /// The temporary directory it runs in, when the command entered one (`cd /tmp && …`,
+    /// see `tempdir.rs`): relative operands are judged against it.
+    pub cwd: Option<String>,
 }
 
 impl Segment {
@@ -104,6 +111,19 @@ impl Segment {
             }
         }
         out
+    }
+
+    /// The operands as paths from where it runs: a relative one is joined to `cwd` when that
+    /// is known (`cd /tmp && rm -rf x` deletes `/tmp/x`).
+    pub fn operands_from_cwd(&self) -> Vec<std::borrow::Cow<'_, str>> {
+        let relative = |w: &str| !w.is_empty() && !w.starts_with(['/', '~', '$', '-']);
+        self.operands()
+            .into_iter()
+            .map(|w| match &self.cwd {
+                Some(dir) if relative(w) => format!("{dir}/{}", w.trim_start_matches("./")).into(),
+                _ => w.into(),
+            })
+            .collect()
     }
 }
 

@@ -145,7 +145,7 @@ pub fn carriers(words: &mut Vec<Field>, u: &mut Unwrapped) {
         "docker" | "podman" | "nerdctl" => container_exec(&prog, words, u),
         "docker-compose" | "podman-compose" => compose_exec(&prog, words, 1, u),
         "kubectl" | "oc" => kubectl_exec(&prog, words, u),
-        "find" => find_exec(words, u),
+        "find" => super::find::find_exec(words, u),
         "git" => git_globals(words, u),
         _ => {}
     }
@@ -444,23 +444,6 @@ fn kubectl_exec(prog: &str, words: &[Field], u: &mut Unwrapped) {
     };
     if start < words.len() {
         u.nested.push(Nested { origin: format!("{prog} exec"), kind: NestedKind::Argv(words[start..].to_vec()) });
-    }
-}
-
-fn find_exec(words: &[Field], u: &mut Unwrapped) {
-    let mut i = 1;
-    while i < words.len() {
-        let w = words[i].text.as_str();
-        if matches!(w, "-exec" | "-execdir" | "-ok" | "-okdir") {
-            let end =
-                words[i + 1..].iter().position(|f| f.text == ";" || f.text == "+").map_or(words.len(), |n| i + 1 + n);
-            if end > i + 1 {
-                u.nested
-                    .push(Nested { origin: format!("find {w}"), kind: NestedKind::Argv(words[i + 1..end].to_vec()) });
-            }
-            i = end;
-        }
-        i += 1;
     }
 }
 

@@ -29,8 +29,9 @@ pub(super) const PARALLEL_LONG: &[&str] =
     &["--jobs", "--sshlogin", "--arg-file", "--max-args", "--delay", "--timeout", "--joblog", "--results"];
 
 impl Analyzer {
-    /// Reads the commands `xargs …` or `parallel …` builds from `input` (what it reads).
-    pub(super) fn built_commands(&mut self, fields: &[Field], input: Option<&Field>) {
+    /// Reads the commands `xargs …` or `parallel …` builds from `input` (what it reads); true
+    /// when every command it runs was read that way, so its bare template never runs as is.
+    pub(super) fn built_commands(&mut self, fields: &[Field], input: Option<&Field>) -> bool {
         let prog = basename(&fields[0].text);
         let (template, items, replace) = match prog {
             "xargs" => {
@@ -70,14 +71,15 @@ impl Analyzer {
                 };
                 (fields[i..end].to_vec(), args, Some("{}".to_string()))
             }
-            _ => return,
+            _ => return false,
         };
         let items: Option<Vec<String>> = items.map(|v| v.into_iter().filter(|s| !s.is_empty()).collect());
-        let Some(first) = template.first() else { return };
+        let Some(first) = template.first() else { return false };
         let marker = replace.clone().unwrap_or_default();
         let uses_data = |f: &Field| !marker.is_empty() && f.text.contains(&marker);
         match items {
             Some(items) => {
+                let all_read = !items.is_empty() && items.len() <= MAX_BUILT;
                 for item in items.iter().take(MAX_BUILT) {
                     let origin = format!("{prog} with `{item}`");
                     if prog == "parallel" && template.len() == 1 {
@@ -100,6 +102,7 @@ impl Analyzer {
                     };
                     self.nested(Nested { origin, kind: NestedKind::Argv(words) });
                 }
+                all_read
             }
             None => {
                 // The data is not known: a program, or a script a shell runs, made of it is not.
@@ -110,6 +113,7 @@ impl Analyzer {
                         format!("{prog} runs a command made of input only known when it runs"),
                     );
                 }
+                false
             }
         }
     }
