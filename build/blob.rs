@@ -9,8 +9,10 @@ use std::fmt::Write as _;
 use regex_syntax::hir::{Class, Hir, HirKind};
 
 /// Largest DFA one piece of a built-in pattern may determinize to (dense, before it is made
-/// sparse). A pattern over it is cut into a chain or split into alternatives.
-const DFA_SIZE_LIMIT: usize = 2 << 20;
+/// sparse), tried in order: a pattern over the first is cut into a chain or split into
+/// alternatives; one that does not fit that way either is built again with the larger limit
+/// (a few patterns whose alternatives overlap heavily), so that most DFAs stay small.
+const DFA_SIZE_LIMITS: [usize; 2] = [256 << 10, 2 << 20];
 /// How many times a pattern may be split into alternatives on the way down.
 const MAX_SPLITS: usize = 6;
 /// Most DFAs and bytes one pattern may embed; a pattern over either is left to a lazy DFA.
@@ -60,7 +62,12 @@ pub struct Blob {
     pub sparse_only: bool,
     /// Every pattern's pieces, in order.
     pub pieces: Vec<Piece>,
+    /// Embed the pattern being added sparse (it is cut into many DFAs).
+    force_sparse: bool,
 }
+
+/// Most DFAs a pattern may be cut into and still have dense ones.
+const DENSE_MAX_PIECES: usize = 8;
 
 impl Blob {
     /// Determinizes `pattern` as rules match at run time (`rules::Pattern`: bytes, ASCII classes,
@@ -71,17 +78,36 @@ impl Blob {
         let mut pieces = Vec::new();
         let (len, count, dense, sparse) = (self.bytes.len(), self.count, self.dense, self.sparse_bytes);
         self.patterns += 1;
-        let result = self.add_hir(&hir, MAX_SPLITS, &mut pieces).and_then(|()| {
-            // Measured sparse: a DFA embedded dense costs more bytes, and buys speed.
-            let size = self.sparse_bytes - sparse;
-            if pieces.len() > MAX_DFAS || size > MAX_PATTERN_BYTES {
-                return Err(format!("{} DFAs, {} KiB", pieces.len(), size >> 10));
+        let mut result = Err(String::new());
+        // A pattern cut into many DFAs is embedded sparse: dense DFAs are larger, and speed
+        // matters most for the patterns whose one DFA is searched on many texts.
+        let attempts = DFA_SIZE_LIMITS.iter().flat_map(|&l| [(l, false), (l, true)]);
+        for (limit, sparse_many) in attempts {
+            if sparse_many && !result.as_ref().is_ok_and(|_| pieces.len() > DENSE_MAX_PIECES) {
+                if result.is_ok() {
+                    break;
+                }
+                continue;
             }
-            Ok(())
-        });
+            self.force_sparse = sparse_many;
+            pieces.clear();
+            self.bytes.truncate(len);
+            (self.count, self.dense, self.sparse_bytes) = (count, dense, sparse);
+            result = self.add_hir(&hir, MAX_SPLITS, limit, &mut pieces).and_then(|()| {
+                // Measured sparse: a DFA embedded dense costs more bytes, and buys speed.
+                let size = self.sparse_bytes - sparse;
+                if pieces.len() > MAX_DFAS || size > MAX_PATTERN_BYTES {
+                    return Err(format!("{} DFAs, {} KiB", pieces.len(), size >> 10));
+                }
+                Ok(())
+            });
+            if result.is_ok() && (sparse_many || pieces.len() <= DENSE_MAX_PIECES) {
+                break;
+            }
+        }
+        self.force_sparse = false;
         if let Err(e) = result {
-            // Left to a lazy DFA at run time, as user rules are: embedding it would cost more
-            // binary than many other rules together.
+            // Left to a lazy DFA at run time, as user rules are (a test fails on it).
             self.bytes.truncate(len);
             (self.count, self.dense, self.sparse_bytes) = (count, dense, sparse);
             self.lazy.push(format!("{e}: {pattern}"));
@@ -99,8 +125,8 @@ impl Blob {
 
     /// Appends `hir` as whichever is smallest of one DFA, a chain cut at its gaps, or its
     /// alternatives (each of them built the same way).
-    fn add_hir(&mut self, hir: &Hir, splits: usize, pieces: &mut Vec<Piece>) -> Result<(), String> {
-        for (dfa, gap, gate) in build(hir, splits)? {
+    fn add_hir(&mut self, hir: &Hir, splits: usize, limit: usize, pieces: &mut Vec<Piece>) -> Result<(), String> {
+        for (dfa, gap, gate) in build(hir, splits, limit)? {
             self.push(dfa, gap, pieces);
             pieces.last_mut().expect("pushed").gate = gate;
         }
@@ -117,7 +143,7 @@ impl Blob {
             let chain = chain(&alt).unwrap_or_else(|| vec![(Gap::Start, alt)]);
             let last = chain.len() - 1;
             for (i, (gap, part)) in chain.iter().enumerate() {
-                self.push(determinize(part, i > 0, i == last)?, *gap, &mut pieces);
+                self.push(determinize(part, i > 0, i == last, DFA_SIZE_LIMITS[0])?, *gap, &mut pieces);
             }
         }
         Ok(pieces)
@@ -128,7 +154,7 @@ impl Blob {
             self.bytes.push(0);
         }
         self.sparse_bytes += dfa.sparse.len();
-        let dense = dfa.dense.is_some() && !self.sparse_only;
+        let dense = dfa.dense.is_some() && !self.sparse_only && !self.force_sparse;
         let bytes = if dense { dfa.dense.unwrap_or_default() } else { dfa.sparse };
         pieces.push(Piece { span: (self.bytes.len() as u32, bytes.len() as u32), dense, gap, gate: Vec::new() });
         self.bytes.extend_from_slice(&bytes);
@@ -175,9 +201,9 @@ const DENSE_LIMIT: usize = 32 << 10;
 /// The smallest way found to embed `hir` (see `Blob::add_hir`): one DFA where it fits in
 /// `MAX_PATTERN_BYTES`; else a chain cut at its gaps, if smaller; alternatives only where the
 /// pattern does not determinize at all (exploring more made the build script take minutes).
-fn build(hir: &Hir, splits: usize) -> Result<Built, String> {
+fn build(hir: &Hir, splits: usize, limit: usize) -> Result<Built, String> {
     let size = |b: &Built| b.iter().map(|(dfa, _, _)| dfa.sparse.len()).sum::<usize>();
-    let whole = determinize(hir, false, true).map(|bytes| vec![(bytes, Gap::Start, Vec::new())]);
+    let whole = determinize(hir, false, true, limit).map(|bytes| vec![(bytes, Gap::Start, Vec::new())]);
     if whole.as_ref().is_ok_and(|w| size(w) <= MAX_PATTERN_BYTES) {
         return whole;
     }
@@ -186,7 +212,7 @@ fn build(hir: &Hir, splits: usize) -> Result<Built, String> {
         let built: Result<Built, String> = chain
             .iter()
             .enumerate()
-            .map(|(i, (gap, part))| Ok((determinize(part, i > 0, i == last)?, *gap, Vec::new())))
+            .map(|(i, (gap, part))| Ok((determinize(part, i > 0, i == last, limit)?, *gap, Vec::new())))
             .collect();
         if let Ok(built) = built
             && !whole.as_ref().is_ok_and(|w| size(w) <= size(&built))
@@ -198,7 +224,7 @@ fn build(hir: &Hir, splits: usize) -> Result<Built, String> {
     let parts = (splits > 0).then(|| alternatives(hir)).flatten().ok_or(e)?;
     let mut all = Vec::new();
     for part in &parts {
-        let mut built = build(part, splits - 1)?;
+        let mut built = build(part, splits - 1, limit)?;
         // A chain that an alternative split further down did not gate is gated by this one.
         let pre = super::literals::prefilter_of(part);
         let mut sets = super::literals::conjuncts_after_of(pre.as_ref(), part);
@@ -217,7 +243,7 @@ fn build(hir: &Hir, splits: usize) -> Result<Built, String> {
 /// A piece after the first of a chain is searched anchored where the piece before it ended; a
 /// piece other than the last reports every match end (`MatchKind::All`), the last only whether
 /// there is one.
-fn determinize(hir: &Hir, anchored: bool, last: bool) -> Result<Dfa, String> {
+fn determinize(hir: &Hir, anchored: bool, last: bool, limit: usize) -> Result<Dfa, String> {
     use regex_automata::MatchKind;
     use regex_automata::dfa::{StartKind, dense};
     use regex_automata::nfa::thompson::{self, WhichCaptures};
@@ -231,11 +257,11 @@ fn determinize(hir: &Hir, anchored: bool, last: bool) -> Result<Dfa, String> {
                 .start_kind(if anchored { StartKind::Anchored } else { StartKind::Unanchored })
                 .match_kind(if last { MatchKind::LeftmostFirst } else { MatchKind::All })
                 .minimize(true)
-                .dfa_size_limit(Some(DFA_SIZE_LIMIT))
-                .determinize_size_limit(Some(16 * DFA_SIZE_LIMIT)),
+                .dfa_size_limit(Some(limit))
+                .determinize_size_limit(Some(16 * limit)),
         )
         .build_from_nfa(&nfa)
-        .map_err(|e| format!("does not determinize within {} KiB: {e}", DFA_SIZE_LIMIT >> 10))?;
+        .map_err(|e| format!("does not determinize within {} KiB: {e}", limit >> 10))?;
     let sparse = dfa.to_sparse().map_err(|e| e.to_string())?;
     // The target's byte order (a build script may run on another machine); outside a build
     // script (tests), this machine's.
