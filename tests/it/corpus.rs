@@ -44,7 +44,7 @@ fn corpus_verdicts() {
     let cases = cases();
     let stop = cases.iter().filter(|c| c.expect != "pass").count();
     assert!(
-        stop >= 350 && cases.len() - stop >= 350,
+        stop >= 1_500 && cases.len() - stop >= 1_500,
         "corpus too small: {stop} to stop, {} to pass",
         cases.len() - stop
     );
@@ -92,6 +92,31 @@ fn corpus_verdicts() {
             pct(*stopped, *stop),
             pct(*alarms, *pass)
         );
+    }
+    let total = stats.values().fold([0; 4], |a, s| [a[0] + s[0], a[1] + s[1], a[2] + s[2], a[3] + s[3]]);
+    println!(
+        "{:15} recall {:5.1}% ({}/{})   false alarms {:4.1}% ({}/{})",
+        "total",
+        pct(total[1], total[0]),
+        total[1],
+        total[0],
+        pct(total[3], total[2]),
+        total[3],
+        total[2]
+    );
+    // By pack: the stop cases a pack's rules matched, and the pass cases they matched (a match
+    // on a pass case is a false alarm when nothing else lets the command through).
+    let mut packs: std::collections::BTreeMap<String, [usize; 2]> = Default::default();
+    for (case, result) in cases.iter().zip(&results) {
+        let ids = result["rules"].as_array().cloned().unwrap_or_default();
+        let hit: std::collections::BTreeSet<String> =
+            ids.iter().filter_map(|id| id.as_str()?.split_once('.').map(|(p, _)| p.to_string())).collect();
+        for pack in hit {
+            packs.entry(pack).or_default()[usize::from(case.expect == "pass")] += 1;
+        }
+    }
+    for (pack, [stopped, on_pass]) in &packs {
+        println!("pack {pack:14} matched {stopped:5} stop cases, {on_pass:3} pass cases");
     }
     assert!(failures.is_empty(), "{} corpus failures:\n{}", failures.len(), failures.join("\n"));
 }

@@ -49,6 +49,19 @@ fn covers(seg: &Segment, argv: &[String], home: &str) -> bool {
     {
         return true;
     }
+    // xargs (or parallel) with known input: the analysis reads the commands it builds, the
+    // template and then the input's words, in place of the xargs line itself.
+    if matches!(prog, "xargs" | "parallel")
+        && seg.origin.contains(prog)
+        && (0..args.len()).any(|i| {
+            let template = &args[i..];
+            template.len() <= seg.words.len()
+                && basename(&template[0]) == basename(&seg.words[0])
+                && ctx.matches(&seg.words[1..template.len()], &template[1..])
+        })
+    {
+        return true;
+    }
     seg.wrappers.iter().any(|w| basename(w) == prog)
         && (0..argv.len()).any(|i| {
             let tail = &argv[i..];
