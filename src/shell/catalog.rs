@@ -32,9 +32,38 @@ pub struct Program {
     pub informs: &'static [&'static str],
     pub command_keys: &'static [&'static str],
     pub aliases: &'static [(&'static str, &'static str)],
+    pub same_as: &'static str,
+    pub removes: &'static [Removes],
+    pub optional_value: &'static [&'static str],
+    pub runs_files: &'static [&'static str],
+    pub code: &'static [(&'static str, &'static str)],
+    pub code_keys: &'static [(&'static str, &'static str)],
+    pub quoted_after: &'static [&'static str],
+    pub test_then: bool,
+    pub keystrokes: bool,
+    pub each_found: bool,
     /// Commands that must reach a command through this entry (run by a test).
     #[cfg_attr(not(test), allow(dead_code))]
     pub examples: &'static [&'static str],
+}
+
+/// An option with which a program deletes operands or a path its value names
+/// (`programs::RawRemoves`).
+#[derive(Debug)]
+pub struct Removes {
+    pub option: &'static str,
+    pub operands: &'static str,
+    pub under: &'static [&'static str],
+    pub value_has: &'static str,
+    pub value_keys: &'static [&'static str],
+}
+
+struct PackedRemoves {
+    option: Span,
+    operands: Span,
+    under: Span,
+    value_has: Span,
+    value_keys: Span,
 }
 
 /// Where a string sits in `CATALOGUE` (or a run of items in `LISTS`, `KEYED`, `ALIASES`).
@@ -63,6 +92,16 @@ struct Packed {
     informs: Span,
     command_keys: Span,
     aliases: Span,
+    same_as: Span,
+    removes: Span,
+    optional_value: Span,
+    runs_files: Span,
+    code: Span,
+    code_keys: Span,
+    quoted_after: Span,
+    test_then: bool,
+    keystrokes: bool,
+    each_found: bool,
     examples: Span,
 }
 
@@ -74,6 +113,10 @@ fn text(s: Span) -> &'static str {
 
 fn leak<T>(v: Vec<T>) -> &'static [T] {
     if v.is_empty() { &[] } else { Box::leak(v.into_boxed_slice()) }
+}
+
+fn pairs(run: Span) -> &'static [(&'static str, &'static str)] {
+    leak(PAIRS[run.0 as usize..run.1 as usize].iter().map(|&(a, b)| (text(a), text(b))).collect())
 }
 
 fn strings(run: Span) -> &'static [&'static str] {
@@ -113,6 +156,27 @@ fn decoded(i: usize) -> &'static Program {
             informs: strings(p.informs),
             command_keys: strings(p.command_keys),
             aliases: leak(aliases.collect()),
+            same_as: text(p.same_as),
+            removes: leak(
+                REMOVES[p.removes.0 as usize..p.removes.1 as usize]
+                    .iter()
+                    .map(|r| Removes {
+                        option: text(r.option),
+                        operands: text(r.operands),
+                        under: strings(r.under),
+                        value_has: text(r.value_has),
+                        value_keys: strings(r.value_keys),
+                    })
+                    .collect(),
+            ),
+            optional_value: strings(p.optional_value),
+            runs_files: strings(p.runs_files),
+            code: pairs(p.code),
+            code_keys: pairs(p.code_keys),
+            quoted_after: strings(p.quoted_after),
+            test_then: p.test_then,
+            keystrokes: p.keystrokes,
+            each_found: p.each_found,
             examples: strings(p.examples),
         }))
     })
@@ -165,7 +229,16 @@ pub fn parse_user(text: &str, file: &str) -> Result<&'static Program, String> {
     if raw.role == Role::Analysed {
         return Err("role \"analysed\" is for programs cmdguard reads in code; use wrapper, carrier or data".into());
     }
-    let options = raw.long_value.iter().chain(&raw.long_value2).chain(&raw.long).chain(&raw.script);
+    let removed = raw.removes.iter().map(|r| &r.option);
+    let options = raw.long_value.iter().chain(&raw.long_value2).chain(&raw.long).chain(&raw.script).chain(removed);
+    if let Some(r) =
+        raw.removes.iter().find(|r| !matches!(r.operands.as_str(), "" | "all" | "last" | "but_last" | "after_first"))
+    {
+        return Err(format!("removes.operands {:?} is not all, last, but_last or after_first", r.operands));
+    }
+    if let Some([_, lang]) = raw.code.iter().chain(&raw.code_keys).find(|[_, l]| !super::lang::is_language(l)) {
+        return Err(format!("language {lang:?} is not one cmdguard reads"));
+    }
     if let Some(bad) = options.chain(&raw.command_after).chain(&raw.stdin_script).find(|o| !o.starts_with('-')) {
         return Err(format!("option {bad:?} does not start with `-`"));
     }
@@ -180,6 +253,20 @@ pub fn parse_user(text: &str, file: &str) -> Result<&'static Program, String> {
     }
     let keyed = raw.keyed.into_iter().map(|k| (leak(k.option), all(k.keys))).collect::<Vec<_>>();
     let aliases = raw.aliases.into_iter().map(|[a, b]| (leak(a), leak(b))).collect::<Vec<_>>();
+    let two = |v: Vec<[String; 2]>| -> &'static [(&'static str, &'static str)] {
+        Box::leak(v.into_iter().map(|[a, b]| (leak(a), leak(b))).collect::<Vec<_>>().into_boxed_slice())
+    };
+    let removes = raw
+        .removes
+        .into_iter()
+        .map(|r| Removes {
+            option: leak(r.option),
+            operands: leak(r.operands),
+            under: all(r.under),
+            value_has: leak(r.value_has),
+            value_keys: all(r.value_keys),
+        })
+        .collect::<Vec<_>>();
     Ok(Box::leak(Box::new(Program {
         names: all(raw.names),
         role: raw.role,
@@ -203,6 +290,16 @@ pub fn parse_user(text: &str, file: &str) -> Result<&'static Program, String> {
         informs: all(raw.informs),
         command_keys: all(raw.command_keys),
         aliases: Box::leak(aliases.into_boxed_slice()),
+        same_as: leak(raw.same_as),
+        removes: Box::leak(removes.into_boxed_slice()),
+        optional_value: all(raw.optional_value),
+        runs_files: all(raw.runs_files),
+        code: two(raw.code),
+        code_keys: two(raw.code_keys),
+        quoted_after: all(raw.quoted_after),
+        test_then: raw.test_then,
+        keystrokes: raw.keystrokes,
+        each_found: raw.each_found,
         examples: all(raw.examples),
     })))
 }
@@ -222,6 +319,15 @@ pub struct Reading {
     pub script_file: Option<bool>,
     /// Long options written as prefixes, with their full names: (word index, full name).
     pub expanded: Vec<(usize, &'static str)>,
+    /// Indices of the operands (words that are neither options nor their values).
+    pub operands: Vec<usize>,
+    /// The options given, with their values.
+    pub given: Vec<(String, Option<String>)>,
+    /// Code in another language option values carry: (option, language, code).
+    pub code: Vec<(String, &'static str, Field)>,
+    /// A keyed option's value was the key alone (`screen -X stuff CMD`): the next word is the
+    /// command.
+    key_alone: Option<String>,
 }
 
 impl Program {
@@ -235,6 +341,9 @@ impl Program {
             .chain(self.stdin_script)
             .chain(self.informs)
             .chain(self.keyed.iter().map(|(o, _)| o))
+            .chain(self.optional_value)
+            .chain(self.removes.iter().map(|r| &r.option))
+            .chain(self.code.iter().map(|(o, _)| o))
             .copied()
     }
 
@@ -259,11 +368,14 @@ impl Program {
 
     fn takes_value(&self, name: &str) -> usize {
         let one = |l: &[&str]| l.contains(&name);
-        if one(self.long_value2) {
+        if one(self.optional_value) {
+            0
+        } else if one(self.long_value2) {
             2
         } else if one(self.long_value)
             || one(self.script)
             || one(self.stdin_script)
+            || self.code.iter().any(|(o, _)| *o == name)
             || self.keyed.iter().any(|(o, _)| *o == name)
             || (name.len() == 2 && name.starts_with('-') && self.short_value.contains(&name[1..]))
         {
@@ -284,10 +396,12 @@ impl Program {
             let w = words[i].text.as_str();
             if w == "--" {
                 first_operand.get_or_insert(i + 1);
+                r.operands.extend(i + 1..words.len());
                 break;
             }
             if !w.starts_with('-') || w.len() < 2 {
                 first_operand.get_or_insert(i);
+                r.operands.push(i);
                 if !permute {
                     break;
                 }
@@ -317,6 +431,7 @@ impl Program {
                 let dynamic = inline.is_none() && n > 0 && words.get(i + 1).is_some_and(|f| f.dynamic);
                 self.option(name, value, dynamic || words[i].dynamic, &mut r);
                 i += 1 + n;
+                i += self.command_after_key(words, i, &mut r);
                 continue;
             }
             // A bundle of short options (`-qfc CMD`): one that takes a value ends it.
@@ -324,8 +439,12 @@ impl Program {
             let mut step = 1;
             for (j, ch) in cluster.char_indices() {
                 let opt = format!("-{ch}");
+                let rest = &cluster[j + ch.len_utf8()..];
+                if self.optional_value.contains(&opt.as_str()) && !rest.is_empty() {
+                    self.option(&opt, Some(rest.to_string()), words[i].dynamic, &mut r);
+                    break;
+                }
                 if self.takes_value(&opt) > 0 {
-                    let rest = &cluster[j + ch.len_utf8()..];
                     let (value, dynamic) = if rest.is_empty() {
                         step = 2;
                         (words.get(i + 1).map(|f| f.text.clone()), words.get(i + 1).is_some_and(|f| f.dynamic))
@@ -338,16 +457,29 @@ impl Program {
                 self.option(&opt, None, false, &mut r);
             }
             i += step;
+            i += self.command_after_key(words, i, &mut r);
         }
         r.end = first_operand.unwrap_or(i.min(words.len()));
         r
+    }
+
+    /// After a keyed option whose value was the key alone: the command is the word at `i`.
+    fn command_after_key(&self, words: &[Field], i: usize, r: &mut Reading) -> usize {
+        let Some(origin) = r.key_alone.take() else { return 0 };
+        let Some(f) = words.get(i) else { return 0 };
+        r.scripts.push((origin, f.clone()));
+        1
     }
 
     fn option(&self, name: &str, value: Option<String>, dynamic: bool, r: &mut Reading) {
         if self.informs.contains(&name) {
             r.informs = true;
         }
+        r.given.push((name.to_string(), value.clone()));
         let Some(value) = value else { return };
+        for (_, lang) in self.code.iter().filter(|(o, _)| *o == name) {
+            r.code.push((name.to_string(), lang, Field { text: value.clone(), dynamic }));
+        }
         if self.script.contains(&name) {
             r.scripts.push((name.to_string(), Field { text: value.clone(), dynamic }));
         }
@@ -356,7 +488,9 @@ impl Program {
             r.script_file = Some(r.script_file.unwrap_or(false) || stdin);
         }
         for (_, keys) in self.keyed.iter().filter(|(o, _)| *o == name) {
-            if let Some((key, command)) = keyed_command(&value, keys) {
+            if let Some(key) = keys.iter().find(|k| k.eq_ignore_ascii_case(value.trim())) {
+                r.key_alone = Some(format!("{name} {key}"));
+            } else if let Some((key, command)) = keyed_command(&value, keys) {
                 r.scripts.push((format!("{name} {key}"), Field { text: command.to_string(), dynamic }));
             }
         }
@@ -366,6 +500,51 @@ impl Program {
 /// The shell commands lines of `text` run through one of `keys` (`\! rm -rf ~` in psql).
 pub fn keyed_lines(text: &str, keys: &[&'static str]) -> Vec<(&'static str, String)> {
     text.lines().filter_map(|line| keyed_command(line, keys)).map(|(k, c)| (k, c.to_string())).collect()
+}
+
+/// The shell commands quoted after one of `phrases` in `text` (`COPY t FROM PROGRAM 'CMD'`):
+/// a `'…'` literal (`''` is a quote) or a `"…"` one; phrases compare without case, words
+/// separated by any blanks.
+pub fn quoted_after(text: &str, phrases: &[&'static str]) -> Vec<(&'static str, String)> {
+    if phrases.is_empty() {
+        return Vec::new();
+    }
+    let words: Vec<(usize, &str)> =
+        text.split_whitespace().map(|w| (w.as_ptr() as usize - text.as_ptr() as usize, w)).collect();
+    let mut out = Vec::new();
+    for &phrase in phrases {
+        let want: Vec<&str> = phrase.split_whitespace().collect();
+        for at in 0..words.len().saturating_sub(want.len() - 1) {
+            if !want.iter().zip(&words[at..]).all(|(p, (_, w))| w.eq_ignore_ascii_case(p)) {
+                continue;
+            }
+            let (start, last) = words[at + want.len() - 1];
+            let rest = text[start + last.len()..].trim_start();
+            let Some(q) = rest.chars().next().filter(|c| matches!(c, '\'' | '"')) else { continue };
+            let mut cmd = String::new();
+            let mut chars = rest[1..].chars().peekable();
+            while let Some(c) = chars.next() {
+                if c == q && chars.peek() == Some(&q) {
+                    chars.next();
+                } else if c == q {
+                    break;
+                }
+                cmd.push(c);
+            }
+            out.push((phrase, cmd));
+        }
+    }
+    out
+}
+
+/// A script an option carries, as the shell receives it: keys typed into a shell (`screen
+/// -X stuff 'CMD\n'`) end a line at `\n`, `\r` or `^M`.
+pub fn typed(p: &Program, script: Field) -> Field {
+    if !p.keystrokes {
+        return script;
+    }
+    let text = script.text.replace("\\n", "\n").replace("\\r", "\n").replace("^M", "\n").replace("\\015", "\n");
+    Field { text, dynamic: script.dynamic }
 }
 
 /// The command of `KEY=COMMAND` or `KEY COMMAND` when KEY is one of `keys` (without case); a

@@ -173,6 +173,43 @@ impl Analyzer {
                         self.walk_nested_script(script, "${…}");
                     }
                     self.decoded |= self.decoded_vars.contains(name);
+                    let whole = raw.as_deref().is_some_and(|r| r.strip_prefix(name.as_str()) == Some("[@]"));
+                    if let Some(words) = self.positional_words().map(<[Field]>::to_vec)
+                        && let Some(chosen) = positional(name, raw.as_deref(), &words)
+                    {
+                        // Inside a function called here: `"$@"`, `$1`, `$#`.
+                        let splits = *quoted || b.ifs.is_none();
+                        if splits || chosen.len() <= 1 {
+                            for (k, w) in chosen.iter().enumerate() {
+                                if k > 0 {
+                                    if *quoted { b.end_field() } else { b.push_value(" ", false) }
+                                }
+                                let n = b.fields.len();
+                                b.push_value(&w.text, *quoted);
+                                if w.dynamic {
+                                    b.mark_dynamic_since(n);
+                                }
+                            }
+                            continue;
+                        }
+                    }
+                    // Unquoted, the elements split again; with IFS changed that is not followed.
+                    let splits_plainly = *quoted || b.ifs.is_none();
+                    if let Some(items) = self.array_items(name).filter(|_| whole && splits_plainly) {
+                        // `"${a[@]}"`: one word per element (split again when unquoted).
+                        for (k, item) in items.iter().enumerate() {
+                            if k > 0 {
+                                if *quoted {
+                                    b.end_field();
+                                } else {
+                                    b.push_value(" ", false);
+                                }
+                            }
+                            b.cur_value_tilde |= item.contains('~');
+                            b.push_value(item, *quoted);
+                        }
+                        continue;
+                    }
                     match self.param_value(name, raw.as_deref()) {
                         // An unknown value's default that splits away would leave no word at all.
                         Some((v, false)) => {
@@ -387,4 +424,22 @@ fn home_tildes_only(text: &str) -> bool {
         (i == 0 || text[..i].ends_with(['=', ':']))
             && (text[i + 1..].is_empty() || text[i + 1..].starts_with(['/', ':']))
     })
+}
+
+/// The positional parameters `$NAME` stands for, given the call's words: all for `@`, one for
+/// a digit (none past the last), the count for `#`. `None` for other names and for operators
+/// (`${1:-x}`), which are not followed.
+fn positional(name: &str, raw: Option<&str>, words: &[Field]) -> Option<Vec<Field>> {
+    if raw.is_some_and(|r| r != name) {
+        return None;
+    }
+    match name {
+        "@" => Some(words.to_vec()),
+        "#" => Some(vec![Field::lit(words.len().to_string())]),
+        n if !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) && n != "0" => {
+            let i: usize = n.parse().ok()?;
+            Some(words.get(i - 1).cloned().map_or_else(|| vec![Field::lit("")], |w| vec![w]))
+        }
+        _ => None,
+    }
 }

@@ -55,10 +55,16 @@ fn sql_sent(name: &str, args: &[Arg]) -> Option<NestedKind> {
 /// The shell command with the effect of a deleting call (`shutil.rmtree("x")` → `rm -rf x`).
 fn deletion(lang: Lang, name: &str, args: &[Arg]) -> Option<NestedKind> {
     let (_, argv) = DELETES.iter().find(|(n, _)| *n == name)?;
+    // R's `unlink(x, recursive = TRUE)` deletes a tree.
+    let recursive = args
+        .iter()
+        .any(|a| matches!(a, Arg::Other(t) if t.replace(' ', "").to_ascii_lowercase().starts_with("recursive=t")));
+    let argv: &[&str] = if recursive { &["rm", "-rf"] } else { argv };
     let words = || argv.iter().map(|w| Field::lit(*w));
     Some(match args.first()? {
         Arg::Str(path) => NestedKind::Argv(words().chain([Field::lit(path.clone())]).collect()),
         Arg::List(_) => return None,
+        Arg::Other(what) if home_expr(what) => NestedKind::Argv(words().chain([Field::lit("~")]).collect()),
         Arg::Other(what) => {
             NestedKind::Dynamic(format!("{} {name}({what}) deletes a path only known when it runs", lang.name()))
         }
@@ -72,13 +78,93 @@ enum Arg {
     Other(String),
 }
 
+impl Arg {
+    /// A keyword argument or an options object (`shell=True`, `exception: true`, `{cwd}`):
+    /// not a word of the command.
+    fn is_keyword(&self) -> bool {
+        let Arg::Other(t) = self else { return false };
+        let t = t.trim_start();
+        let name = t.chars().take_while(|c| c.is_alphanumeric() || *c == '_').count();
+        let after = t[name..].trim_start();
+        t.starts_with('{')
+            || (name > 0
+                && !t.starts_with(|c: char| c.is_ascii_digit())
+                && ((after.starts_with('=') && !after.starts_with("=="))
+                    || (after.starts_with(':') && !after.starts_with("::"))))
+    }
+}
+
+/// An expression for the home directory (`$ENV{HOME}`, `os.path.expanduser('~')`,
+/// `Path.home()`, `os.homedir()`): a deletion of it is `rm -rf ~`.
+fn home_expr(text: &str) -> bool {
+    let t: String = text.chars().filter(|c| !c.is_whitespace() && !matches!(c, '\'' | '"' | ')')).collect();
+    const HOME: &[&str] = &[
+        "$ENV{HOME}",
+        "os.environ[HOME]",
+        "os.path.expanduser(~",
+        "Path.home(",
+        "pathlib.Path.home(",
+        "str(Path.home(",
+        "os.homedir(",
+        "require(os).homedir(",
+        "process.env.HOME",
+        "Dir.home",
+        "ENV[HOME]",
+        "getenv(HOME",
+        "os.getenv(HOME",
+        "Sys.getenv(HOME",
+        "File.expand_path(~",
+        "path.expand(~",
+    ];
+    HOME.contains(&t.as_str())
+}
+
+/// The receiver of a method call whose `.` is at `dot` (`Path('x')` of `Path('x').unlink()`):
+/// a path literal given to a path constructor, else computed.
+fn receiver(chars: &[char], dot: usize) -> Arg {
+    if dot > 0 && chars[dot - 1] == ')' {
+        let mut depth = 0;
+        let open = (0..dot).rev().find(|&j| {
+            match chars[j] {
+                ')' => depth += 1,
+                '(' => depth -= 1,
+                _ => {}
+            }
+            depth == 0
+        });
+        if let Some(open) = open {
+            let ctor: String =
+                chars[..open].iter().rev().take_while(|c| c.is_alphanumeric() || **c == '_' || **c == '.').collect();
+            let ctor: String = ctor.chars().rev().collect();
+            let path_class = ["Path", "PurePath", "PosixPath", "pathlib.Path"].iter().any(|c| ctor.ends_with(c));
+            if path_class
+                && let (args, _) = read_args(chars, open)
+                && let [Arg::Str(p)] = args.as_slice()
+            {
+                return Arg::Str(p.clone());
+            }
+            let text: String = chars[open.saturating_sub(ctor.len())..dot].iter().collect();
+            return Arg::Other(text);
+        }
+    }
+    let name: String =
+        chars[..dot].iter().rev().take_while(|c| c.is_alphanumeric() || **c == '_' || **c == '.').collect();
+    Arg::Other(name.chars().rev().collect())
+}
+
 /// The commands and code the interpreter code runs.
 pub fn extract(lang: Lang, code: &str) -> Vec<NestedKind> {
     if lang == Lang::PowerShell {
         return super::lang::powershell(code);
     }
+    if lang == Lang::Elisp {
+        return super::editors::elisp(code);
+    }
     let chars: Vec<char> = code.chars().collect();
     let mut out = Vec::new();
+    if lang == Lang::Vim {
+        out.extend(super::editors::vim_lines(code));
+    }
     // IPython runs a line that starts with `!` in a shell.
     if lang == Lang::Python {
         for line in code.lines().filter_map(|l| l.trim_start().strip_prefix('!')) {
@@ -215,8 +301,47 @@ fn scan(lang: Lang, chars: &[char], literals: bool) -> Vec<(usize, NestedKind)> 
                 out.extend(sql_sent(&name, &args).map(|k| (here, k)));
                 continue;
             }
+            if lang == Lang::Php
+                && matches!(name.as_str(), "array_map" | "array_walk" | "call_user_func" | "call_user_func_array")
+            {
+                // `array_map('unlink', glob(…))`: a deleting function passed by name.
+                let (args, end) = read_args(chars, i);
+                if args.iter().any(|a| matches!(a, Arg::Str(f) if DELETES.iter().any(|(n, _)| n == f))) {
+                    let what = format!("php {name}() deletes paths only known when it runs");
+                    out.push((here, NestedKind::Dynamic(what)));
+                }
+                i = end;
+                continue;
+            }
+            if lang == Lang::Vim && name == "delete" && chars.get(i) == Some(&'(') {
+                // Vim's `delete(PATH, 'rf')` deletes a tree.
+                let (args, end) = read_args(chars, i);
+                let flags = if matches!(args.get(1), Some(Arg::Str(f)) if f.contains('r')) { "-rf" } else { "-f" };
+                let kind = match args.first() {
+                    Some(Arg::Str(p)) => {
+                        NestedKind::Argv(vec![Field::lit("rm"), Field::lit(flags), Field::lit(p.clone())])
+                    }
+                    _ => NestedKind::Dynamic("vim delete() deletes a path only known when it runs".into()),
+                };
+                out.push((here, kind));
+                i = end;
+                continue;
+            }
             if DELETES.iter().any(|(n, _)| *n == name) {
+                let method = start > 0 && chars[start - 1] == '.';
+                let next = chars[i..].iter().find(|c| **c != ' ');
+                let passed = next.is_none_or(|c| matches!(c, ',' | ')' | ']' | ';' | '\n'));
+                if method && passed && matches!(lang, Lang::Python | Lang::Node | Lang::Ruby) {
+                    // `map(os.remove, files)`, `files.forEach(fs.unlinkSync)`: passed, not called.
+                    let what = format!("{} passes {name} to delete paths only known when it runs", lang.name());
+                    out.push((here, NestedKind::Dynamic(what)));
+                    continue;
+                }
                 let (mut args, end) = read_args(chars, i);
+                if method && args.first().is_none_or(Arg::is_keyword) {
+                    // `Path('x').unlink()`, `p.unlink(missing_ok=True)`: the receiver is the path.
+                    args.insert(0, receiver(chars, start - 1));
+                }
                 // perl's and ruby's calls need no parentheses: `unlink glob("…")`, `unlink $f`.
                 let bare = chars[i..].iter().find(|c| **c != ' ');
                 if args.is_empty()
@@ -252,6 +377,23 @@ fn scan(lang: Lang, chars: &[char], literals: bool) -> Vec<(usize, NestedKind)> 
                     .filter_map(|a| if let Arg::Str(s) = a { Some(Field::lit(s.clone())) } else { None })
                     .collect(),
             ),
+            // `exec "rm", "-rf", $ENV{HOME}`: a list form with computed words.
+            [Arg::Str(_), rest @ ..]
+                if matches!(lang, Lang::Perl | Lang::Ruby)
+                    && !rest.is_empty()
+                    && rest.iter().all(|a| !matches!(a, Arg::List(_)) && !a.is_keyword()) =>
+            {
+                NestedKind::Argv(
+                    args.iter()
+                        .map(|a| match a {
+                            Arg::Str(s) => Field::lit(s.clone()),
+                            Arg::Other(t) if home_expr(t) => Field::lit("~"),
+                            Arg::Other(t) => Field { text: t.clone(), dynamic: true },
+                            Arg::List(_) => unreachable!("excluded above"),
+                        })
+                        .collect(),
+                )
+            }
             [Arg::Str(s), ..] => NestedKind::Script(Field::lit(s.clone())),
             [first, ..] => {
                 let what = match first {
@@ -271,10 +413,19 @@ fn read_args(chars: &[char], mut i: usize) -> (Vec<Arg>, usize) {
     while chars.get(i).is_some_and(|c| *c == ' ') {
         i += 1;
     }
+    if chars.get(i) == Some(&'{')
+        && let Some(close) = chars[i..].iter().position(|c| *c == '}')
+    {
+        // perl's indirect object: `exec {"rm"} "rm", "-rf", …` runs the list.
+        i += close + 1;
+        while chars.get(i).is_some_and(|c| *c == ' ') {
+            i += 1;
+        }
+    }
     let paren = chars.get(i) == Some(&'(');
     if paren {
         i += 1;
-    } else if !matches!(chars.get(i), Some('"' | '\'' | '`' | '[')) {
+    } else if !matches!(chars.get(i), Some('"' | '\'' | '`' | '[')) && qw(chars, i).is_none() {
         return (Vec::new(), i);
     }
     let mut args = Vec::new();
@@ -284,7 +435,10 @@ fn read_args(chars: &[char], mut i: usize) -> (Vec<Arg>, usize) {
         }
         match chars.get(i) {
             None | Some(')' | ';') => break,
-            Some(',') => i += 1,
+            Some(',') => {
+                i += 1;
+                continue;
+            }
             Some('[') => {
                 let mut items = Vec::new();
                 i += 1;
@@ -309,15 +463,18 @@ fn read_args(chars: &[char], mut i: usize) -> (Vec<Arg>, usize) {
                 }
                 args.push(Arg::List(items));
             }
+            Some(_) if qw(chars, i).is_some() => {
+                let (words, end) = qw(chars, i).unwrap_or_default();
+                args.push(Arg::List(words));
+                i = end;
+            }
             Some(_) => match read_string(chars, i) {
                 Some((s, end)) => {
                     args.push(Arg::Str(s));
                     i = end;
                 }
                 None => {
-                    if args.is_empty() {
-                        args.push(Arg::Other(snippet(chars, i)));
-                    }
+                    args.push(Arg::Other(snippet(chars, i)));
                     break;
                 }
             },
@@ -327,6 +484,15 @@ fn read_args(chars: &[char], mut i: usize) -> (Vec<Arg>, usize) {
         }
     }
     (args, i)
+}
+
+/// perl's `qw(rm -rf x)` at `i`: its words and the index after it.
+fn qw(chars: &[char], i: usize) -> Option<(Vec<String>, usize)> {
+    if chars.get(i) != Some(&'q') || chars.get(i + 1) != Some(&'w') {
+        return None;
+    }
+    let (text, end) = read_delimited(chars, i + 2)?;
+    Some((text.split_whitespace().map(str::to_string).collect(), end))
 }
 
 fn snippet(chars: &[char], i: usize) -> String {
