@@ -107,6 +107,10 @@ struct Packed {
 
 include!(concat!(env!("OUT_DIR"), "/programs.rs"));
 
+use super::keyed::keyed_command;
+pub use super::keyed::{keyed_lines, quoted_after, typed};
+pub use super::user_programs::{add_user, parse_user};
+
 fn text(s: Span) -> &'static str {
     &CATALOGUE[s.0 as usize..s.1 as usize]
 }
@@ -183,7 +187,7 @@ fn decoded(i: usize) -> &'static Program {
 }
 
 /// Entries from the user's rules files (`[[program]]`), which come before the built-in ones.
-static USER: std::sync::OnceLock<Vec<&'static Program>> = std::sync::OnceLock::new();
+pub(super) static USER: std::sync::OnceLock<Vec<&'static Program>> = std::sync::OnceLock::new();
 
 /// The entry for a program name (a basename, or `git reset` for a subcommand's options).
 pub fn find(name: &str) -> Option<&'static Program> {
@@ -207,101 +211,6 @@ pub fn has_subcommand_entries(program: &str) -> bool {
 /// the rules, so its operands are not read as unknown text.
 pub fn named_by_rules(name: &str) -> bool {
     RULE_PROGRAMS.binary_search_by(|&n| text(n).cmp(name)).is_ok()
-}
-
-/// Installs the user's entries, each as `[[program]]` TOML text with the file it is from. The
-/// first policy loaded in a process sets them.
-pub fn add_user(entries: &[(String, String)]) {
-    if entries.is_empty() {
-        return;
-    }
-    let programs = entries.iter().filter_map(|(text, file)| parse_user(text, file).ok()).collect();
-    let _ = USER.set(programs);
-}
-
-/// Checks one user entry (`[[program]]` as TOML text) and makes it a catalogue entry.
-pub fn parse_user(text: &str, file: &str) -> Result<&'static Program, String> {
-    use super::programs::RawProgram;
-    let raw: RawProgram = toml::from_str(text).map_err(|e| e.message().trim_end().to_string())?;
-    if raw.names.is_empty() || raw.names.iter().any(|n| n.trim().is_empty()) {
-        return Err("`names` lists the programs it is about; none is empty".into());
-    }
-    if raw.role == Role::Analysed {
-        return Err("role \"analysed\" is for programs cmdguard reads in code; use wrapper, carrier or data".into());
-    }
-    let removed = raw.removes.iter().map(|r| &r.option);
-    let options = raw.long_value.iter().chain(&raw.long_value2).chain(&raw.long).chain(&raw.script).chain(removed);
-    if let Some(r) =
-        raw.removes.iter().find(|r| !matches!(r.operands.as_str(), "" | "all" | "last" | "but_last" | "after_first"))
-    {
-        return Err(format!("removes.operands {:?} is not all, last, but_last or after_first", r.operands));
-    }
-    if let Some([_, lang]) = raw.code.iter().chain(&raw.code_keys).find(|[_, l]| !super::lang::is_language(l)) {
-        return Err(format!("language {lang:?} is not one cmdguard reads"));
-    }
-    if let Some(bad) = options.chain(&raw.command_after).chain(&raw.stdin_script).find(|o| !o.starts_with('-')) {
-        return Err(format!("option {bad:?} does not start with `-`"));
-    }
-    if let Some(bad) = raw.short_value.chars().find(|c| !c.is_ascii_alphanumeric()) {
-        return Err(format!("short_value holds {bad:?}; list the letters of short options that take a value"));
-    }
-    fn leak(s: String) -> &'static str {
-        Box::leak(s.into_boxed_str())
-    }
-    fn all(v: Vec<String>) -> &'static [&'static str] {
-        Box::leak(v.into_iter().map(leak).collect::<Vec<_>>().into_boxed_slice())
-    }
-    let keyed = raw.keyed.into_iter().map(|k| (leak(k.option), all(k.keys))).collect::<Vec<_>>();
-    let aliases = raw.aliases.into_iter().map(|[a, b]| (leak(a), leak(b))).collect::<Vec<_>>();
-    let two = |v: Vec<[String; 2]>| -> &'static [(&'static str, &'static str)] {
-        Box::leak(v.into_iter().map(|[a, b]| (leak(a), leak(b))).collect::<Vec<_>>().into_boxed_slice())
-    };
-    let removes = raw
-        .removes
-        .into_iter()
-        .map(|r| Removes {
-            option: leak(r.option),
-            operands: leak(r.operands),
-            under: all(r.under),
-            value_has: leak(r.value_has),
-            value_keys: all(r.value_keys),
-        })
-        .collect::<Vec<_>>();
-    Ok(Box::leak(Box::new(Program {
-        names: all(raw.names),
-        role: raw.role,
-        about: leak(raw.about),
-        file: leak(file.to_string()),
-        short_value: leak(raw.short_value),
-        long_value: all(raw.long_value),
-        long_value2: all(raw.long_value2),
-        long: all(raw.long),
-        abbreviate: raw.abbreviate,
-        guess: raw.guess,
-        script: all(raw.script),
-        keyed: Box::leak(keyed.into_boxed_slice()),
-        subcommands: all(raw.subcommands),
-        subcommand_optional: raw.subcommand_optional,
-        skip: raw.skip,
-        operands_script: raw.operands_script,
-        command_after: all(raw.command_after),
-        reads_stdin: raw.reads_stdin,
-        stdin_script: all(raw.stdin_script),
-        informs: all(raw.informs),
-        command_keys: all(raw.command_keys),
-        aliases: Box::leak(aliases.into_boxed_slice()),
-        same_as: leak(raw.same_as),
-        removes: Box::leak(removes.into_boxed_slice()),
-        optional_value: all(raw.optional_value),
-        runs_files: all(raw.runs_files),
-        code: two(raw.code),
-        code_keys: two(raw.code_keys),
-        quoted_after: all(raw.quoted_after),
-        test_then: raw.test_then,
-        keystrokes: raw.keystrokes,
-        each_found: raw.each_found,
-        examples: all(raw.examples),
-    })))
 }
 
 /// What reading a command's options with its entry found.
@@ -495,74 +404,6 @@ impl Program {
             }
         }
     }
-}
-
-/// The shell commands lines of `text` run through one of `keys` (`\! rm -rf ~` in psql).
-pub fn keyed_lines(text: &str, keys: &[&'static str]) -> Vec<(&'static str, String)> {
-    text.lines().filter_map(|line| keyed_command(line, keys)).map(|(k, c)| (k, c.to_string())).collect()
-}
-
-/// The shell commands quoted after one of `phrases` in `text` (`COPY t FROM PROGRAM 'CMD'`):
-/// a `'…'` literal (`''` is a quote) or a `"…"` one; phrases compare without case, words
-/// separated by any blanks.
-pub fn quoted_after(text: &str, phrases: &[&'static str]) -> Vec<(&'static str, String)> {
-    if phrases.is_empty() {
-        return Vec::new();
-    }
-    let words: Vec<(usize, &str)> =
-        text.split_whitespace().map(|w| (w.as_ptr() as usize - text.as_ptr() as usize, w)).collect();
-    let mut out = Vec::new();
-    for &phrase in phrases {
-        let want: Vec<&str> = phrase.split_whitespace().collect();
-        for at in 0..words.len().saturating_sub(want.len() - 1) {
-            if !want.iter().zip(&words[at..]).all(|(p, (_, w))| w.eq_ignore_ascii_case(p)) {
-                continue;
-            }
-            let (start, last) = words[at + want.len() - 1];
-            let rest = text[start + last.len()..].trim_start();
-            let Some(q) = rest.chars().next().filter(|c| matches!(c, '\'' | '"')) else { continue };
-            let mut cmd = String::new();
-            let mut chars = rest[1..].chars().peekable();
-            while let Some(c) = chars.next() {
-                if c == q && chars.peek() == Some(&q) {
-                    chars.next();
-                } else if c == q {
-                    break;
-                }
-                cmd.push(c);
-            }
-            out.push((phrase, cmd));
-        }
-    }
-    out
-}
-
-/// A script an option carries, as the shell receives it: keys typed into a shell (`screen
-/// -X stuff 'CMD\n'`) end a line at `\n`, `\r` or `^M`.
-pub fn typed(p: &Program, script: Field) -> Field {
-    if !p.keystrokes {
-        return script;
-    }
-    let text = script.text.replace("\\n", "\n").replace("\\r", "\n").replace("^M", "\n").replace("\\015", "\n");
-    Field { text, dynamic: script.dynamic }
-}
-
-/// The command of `KEY=COMMAND` or `KEY COMMAND` when KEY is one of `keys` (without case); a
-/// key ending in punctuation (`!`, `\\!`, `silent !`) needs no separator.
-fn keyed_command<'a>(value: &'a str, keys: &[&'static str]) -> Option<(&'static str, &'a str)> {
-    let value = value.trim_start();
-    keys.iter().find_map(|&key| {
-        let head = value.get(..key.len())?;
-        if !head.eq_ignore_ascii_case(key) {
-            return None;
-        }
-        let rest = &value[key.len()..];
-        if key.ends_with(|c: char| c.is_ascii_punctuation()) {
-            return Some((key, rest.trim_start()));
-        }
-        let rest = rest.strip_prefix(|c: char| c == '=' || c.is_whitespace())?;
-        Some((key, rest.trim_start_matches(|c: char| c == '=' || c.is_whitespace())))
-    })
 }
 
 /// Reads a wrapper's words: its options (and its subcommand's), and where the command it runs

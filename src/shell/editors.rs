@@ -177,7 +177,12 @@ fn argv(program: Option<&Sexp>, args: Option<&[Sexp]>) -> Option<NestedKind> {
 pub fn vim_lines(code: &str) -> Vec<NestedKind> {
     let mut out = Vec::new();
     for line in code.lines() {
-        let mut l = line.trim_start().trim_start_matches(':').trim_start();
+        let mut l = line.trim();
+        // `execute "!cmd"`: the string is the Ex command.
+        if l.len() >= 2 && (l.starts_with('"') && l.ends_with('"') || l.starts_with('\'') && l.ends_with('\'')) {
+            l = &l[1..l.len() - 1];
+        }
+        let mut l = l.trim_start_matches(':').trim_start();
         for prefix in ["silent!", "silent"] {
             l = l.strip_prefix(prefix).map_or(l, str::trim_start);
         }
@@ -222,6 +227,7 @@ mod tests {
     fn vim_lines_that_start_a_shell() {
         assert_eq!(shown(vim_lines(":terminal rm -rf ~")), ["rm -rf ~"]);
         assert_eq!(shown(vim_lines("silent !git reset --hard")), ["git reset --hard"]);
+        assert_eq!(shown(vim_lines("\"!git push --force\"")), ["git push --force"]);
         assert!(shown(vim_lines("set termguicolors")).is_empty());
     }
 }

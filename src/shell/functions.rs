@@ -26,7 +26,7 @@ impl Analyzer {
             return;
         }
         self.calling.push(name.text.clone());
-        let outer = std::mem::replace(&mut self.positional, Some(fields[1..].to_vec()));
+        let outer = self.positional.replace(fields[1..].to_vec());
         self.in_function += 1;
         for body in &bodies {
             self.walk_script(body);

@@ -93,7 +93,8 @@ pub fn carriers(words: &mut Vec<Field>, u: &mut Unwrapped) {
                 _ => break,
             }
         }
-        if opts.iter().any(|(n, _)| n == "-c") {
+        // nu spells it `--commands` too.
+        if opts.iter().any(|(n, _)| n == "-c" || (prog == "nu" && n == "--commands")) {
             match words.get(i) {
                 Some(script) => push(u, format!("{prog} -c"), NestedKind::Script(script.clone())),
                 None => u.notes.push(format!("{prog} -c without a script")),

@@ -115,12 +115,15 @@ fn skip_assignments(words: &[Field], mut i: usize) -> usize {
 fn step(prog: &str, w: &[Field]) -> Option<Step> {
     // A wrapper the rules judge themselves (`sshpass -p`) stays in view: `shell::open` reads
     // the command it runs as a nested one.
-    // A subcommand's own entry (`tmux if-shell`) comes first; it reads from the subcommand.
-    let sub = w.get(1).filter(|f| !f.dynamic && catalog::has_subcommand_entries(prog));
+    // A subcommand's own entry (`tmux if-shell`) comes first, after the program's options; it
+    // reads from the subcommand.
+    let main = catalog::find(prog);
+    let at = main.filter(|p| p.role == Role::Wrapper && !p.subcommands.is_empty()).map_or(1, |p| p.read(w, 1).end);
+    let sub = w.get(at).filter(|f| !f.dynamic && catalog::has_subcommand_entries(prog));
     let sub = sub.and_then(|f| catalog::find(&format!("{prog} {}", f.text))).filter(|p| p.role == Role::Wrapper);
     let (entry, w, offset) = match sub {
-        Some(p) => (Some(p), &w[1..], 1),
-        None => (catalog::find(prog), w, 0),
+        Some(p) => (Some(p), &w[at..], at),
+        None => (main, w, 0),
     };
     if let Some(p) = entry.filter(|p| p.role == Role::Wrapper && !catalog::named_by_rules(prog)) {
         let (reading, run) = catalog::read_wrapper(p, w);

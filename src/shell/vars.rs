@@ -172,6 +172,13 @@ impl Analyzer {
     }
 }
 
+/// Separates the words of an array in its entry of the variable table.
+const ARRAY_SEP: char = '\u{1}';
+
+fn array_key(name: &str) -> String {
+    format!("{name}[@]")
+}
+
 #[cfg(test)]
 mod tests {
     use crate::shell::{Dialect, analyze_script_in};
@@ -228,11 +235,4 @@ mod tests {
         assert_eq!(echoed("x=b :; echo $x", Dialect::Dash), Some(vec!["b".to_string()]));
         assert_eq!(echoed("x=b :; echo $x", Dialect::Bash), None);
     }
-}
-
-/// Separates the words of an array in its entry of the variable table.
-const ARRAY_SEP: char = '\u{1}';
-
-fn array_key(name: &str) -> String {
-    format!("{name}[@]")
 }
