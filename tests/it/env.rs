@@ -81,12 +81,20 @@ impl TestEnv {
         use std::io::Write;
         let mut child =
             self.command(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-        // A command that exits without reading its input closes the pipe first: not an error.
-        match child.stdin.take().unwrap().write_all(input.as_bytes()) {
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-            written => written.unwrap(),
-        }
-        child.wait_with_output().unwrap()
+        // Written from another thread: a large input (`check --batch` over the corpus) would
+        // otherwise fill the pipe while the child waits for its output to be read.
+        let mut stdin = child.stdin.take().unwrap();
+        let input = input.as_bytes().to_vec();
+        let writer = std::thread::spawn(move || {
+            // A command that exits without reading its input closes the pipe first: not an error.
+            match stdin.write_all(&input) {
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+                written => written.unwrap(),
+            }
+        });
+        let output = child.wait_with_output().unwrap();
+        writer.join().unwrap();
+        output
     }
 
     /// The state directory cmdguard uses under this environment.
