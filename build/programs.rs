@@ -19,6 +19,8 @@ struct Packer {
     lists: Vec<String>,
     keyed: Vec<String>,
     aliases: Vec<String>,
+    pairs: Vec<String>,
+    removes: Vec<String>,
 }
 
 impl Packer {
@@ -35,6 +37,15 @@ impl Packer {
             self.lists.push(s);
         }
         format!("({first}, {})", self.lists.len())
+    }
+
+    fn pairs(&mut self, items: &[[String; 2]]) -> String {
+        let first = self.pairs.len();
+        for [a, b] in items {
+            let (a, b) = (self.s(a), self.s(b));
+            self.pairs.push(format!("({a}, {b})"));
+        }
+        format!("({first}, {})", self.pairs.len())
     }
 }
 
@@ -73,12 +84,25 @@ pub fn emit(out_dir: &Path, rule_programs: &std::collections::BTreeSet<String>) 
     let _ = writeln!(out, "static LISTS: &[Span] = &[{}];", pk.lists.join(", "));
     let _ = writeln!(out, "static KEYED: &[(Span, Span)] = &[{}];", pk.keyed.join(", "));
     let _ = writeln!(out, "static ALIASES: &[(Span, Span)] = &[{}];", pk.aliases.join(", "));
+    let _ = writeln!(out, "static PAIRS: &[(Span, Span)] = &[{}];", pk.pairs.join(", "));
+    let _ = writeln!(out, "static REMOVES: &[PackedRemoves] = &[{}];", pk.removes.join(", "));
     let _ = writeln!(out, "static CATALOGUE: &str = {:?};", pk.text);
     std::fs::write(out_dir.join("programs.rs"), out).expect("write programs.rs");
 }
 
 fn entry(pk: &mut Packer, p: &RawProgram, file: &str) -> String {
-    for o in p.script.iter().chain(&p.long_value).chain(&p.long).chain(&p.long_value2) {
+    let removes = p.removes.iter().map(|r| &r.option);
+    let coded = p.code.iter().map(|[o, _]| o);
+    for o in p
+        .script
+        .iter()
+        .chain(&p.long_value)
+        .chain(&p.long)
+        .chain(&p.long_value2)
+        .chain(&p.optional_value)
+        .chain(removes)
+        .chain(coded)
+    {
         if !o.starts_with('-') {
             panic!("{file}: program {:?}: option {o:?} does not start with `-`", p.names[0]);
         }
@@ -95,11 +119,28 @@ fn entry(pk: &mut Packer, p: &RawProgram, file: &str) -> String {
         pk.aliases.push(format!("({a}, {b})"));
     }
     let aliases = format!("({aliases_first}, {})", pk.aliases.len());
+    let removes_first = pk.removes.len();
+    for r in &p.removes {
+        if !matches!(r.operands.as_str(), "" | "all" | "last" | "but_last" | "after_first") {
+            panic!(
+                "{file}: program {:?}: removes.operands {:?} is not all, last, but_last or after_first",
+                p.names[0], r.operands
+            );
+        }
+        let (option, operands, under, value_has, value_keys) =
+            (pk.s(&r.option), pk.s(&r.operands), pk.list(&r.under), pk.s(&r.value_has), pk.list(&r.value_keys));
+        pk.removes.push(format!(
+            "PackedRemoves {{ option: {option}, operands: {operands}, under: {under}, value_has: {value_has}, value_keys: {value_keys} }}"
+        ));
+    }
+    let removes = format!("({removes_first}, {})", pk.removes.len());
+    let (code, code_keys) = (pk.pairs(&p.code), pk.pairs(&p.code_keys));
     format!(
         "    Packed {{ role: Role::{:?}, about: {}, file: {}, short_value: {}, long_value: {}, long_value2: {}, \
          long: {}, abbreviate: {}, guess: {}, script: {}, keyed: {keyed}, subcommands: {}, subcommand_optional: {}, \
          skip: {}, operands_script: {}, command_after: {}, reads_stdin: {}, stdin_script: {}, informs: {}, \
-         command_keys: {}, aliases: {aliases}, examples: {} }},\n",
+         command_keys: {}, aliases: {aliases}, same_as: {}, removes: {removes}, optional_value: {}, runs_files: {}, \
+         code: {code}, code_keys: {code_keys}, quoted_after: {}, test_then: {}, keystrokes: {}, each_found: {}, examples: {} }},\n",
         p.role,
         pk.s(&p.about),
         pk.s(file),
@@ -119,6 +160,13 @@ fn entry(pk: &mut Packer, p: &RawProgram, file: &str) -> String {
         pk.list(&p.stdin_script),
         pk.list(&p.informs),
         pk.list(&p.command_keys),
+        pk.s(&p.same_as),
+        pk.list(&p.optional_value),
+        pk.list(&p.runs_files),
+        pk.list(&p.quoted_after),
+        p.test_then,
+        p.keystrokes,
+        p.each_found,
         pk.list(&p.examples),
     )
 }

@@ -41,6 +41,8 @@ pub struct Analyzer {
     pub(super) exhausted: bool,
     /// Set while reading what an unknown program's operand may carry (`shell::open`): where.
     pub(super) possible: Option<String>,
+    /// How many guesses deep the walk is (see `descend::MAX_GUESSES`).
+    pub(super) guesses: usize,
     /// Names declared references (`declare -n`): their values are never known here.
     pub(super) namerefs: std::collections::HashSet<String>,
     /// Programs given a path with `hash -p PATH NAME`.
@@ -58,6 +60,12 @@ pub struct Analyzer {
     /// `cd` may not be the builtin here (a function, an alias or `enable -n` named it), so no
     /// `cd` says where the command runs (`tempdir.rs`).
     pub(super) cd_redefined: bool,
+    /// Functions defined so far, by name (see `functions.rs`).
+    pub(super) functions: HashMap<String, Vec<Script>>,
+    /// Functions whose call is being walked.
+    pub(super) calling: Vec<String>,
+    /// The positional parameters inside a function called here; `None` where unknown.
+    pub(super) positional: Option<Vec<Field>>,
 }
 
 /// A redirection after expansion: `2>` and its target.
@@ -248,6 +256,7 @@ impl Analyzer {
                 if *kind == "function" {
                     self.in_function -= 1;
                     self.function_defined(assigned);
+                    self.define_function(fields.first(), bodies);
                 }
                 match *kind {
                     // A subshell's assignments stay in it; a group's are the shell's own.
@@ -257,6 +266,13 @@ impl Analyzer {
                     _ => self.merge_vars(&vars),
                 }
                 self.stdin = outer;
+                // `{ echo 'rm -rf ~'; } > x.sh`: the file holds what the body prints.
+                let target = redirs.iter().rev().find(|r| matches!(r.op.as_str(), ">" | ">>" | ">|" | "1>" | "1>>"));
+                if let Some(file) = target.filter(|r| !r.target.dynamic).map(|r| r.target.text.clone())
+                    && let Some(text) = self.group_output(before)
+                {
+                    self.written.insert(file.trim_start_matches("./").to_string(), text);
+                }
                 // `{ …; } > file` writes the file whatever the body does: rules see `: > file`.
                 if !redirs.is_empty() {
                     self.command_fields(vec![Field::lit(":")], redirs, None);
@@ -322,6 +338,12 @@ impl Analyzer {
                 let value = super::tempdir::assigned_value(&name, &value).unwrap_or(value);
                 self.set_var(&name, (!value.dynamic).then_some(value.text));
             }
+            for a in cmd.assigns.iter().filter(|a| matches!(a.value.0.as_slice(), [super::ast::Part::Array(_)])) {
+                let super::ast::Part::Array(items) = &a.value.0[0] else { continue };
+                let fields: Vec<Field> = items.iter().flat_map(|w| self.expand(w)).collect();
+                let known = !a.append && fields.iter().all(|f| !f.dynamic);
+                self.set_array(&a.name, known.then(|| fields.into_iter().map(|f| f.text).collect()));
+            }
             // `> file` alone truncates the file, as `: > file` does: rules see it that way.
             return if redirs.is_empty() { None } else { self.command_fields(vec![Field::lit(":")], redirs, None) };
         }
@@ -347,7 +369,13 @@ impl Analyzer {
         self.prefix_assigns(&fields[0], &values);
         self.track_declarations(&fields);
         self.builtin_assigns(&fields);
-        self.command_fields(fields, redirs, piped)
+        self.positional_changed(&fields);
+        let called = self.functions.contains_key(&fields[0].text).then(|| fields.clone());
+        let text = self.command_fields(fields, redirs, piped);
+        if let Some(fields) = called {
+            self.call_function(&fields);
+        }
+        text
     }
 
     /// One simple command from its expanded words: unwrap, record, follow nested scripts.
@@ -368,7 +396,8 @@ impl Analyzer {
         let built = matches!(super::basename(&fields[0].text), "xargs" | "parallel")
             && !fields[0].dynamic
             && self.built_commands(&fields, piped.as_ref());
-        if let Some(path) = fields.first().filter(|f| !f.dynamic).and_then(|f| self.hashed.get(&f.text)) {
+        let run = fields.first().filter(|f| !f.dynamic).map(|f| f.text.trim_start_matches("./"));
+        if let Some(path) = run.and_then(|f| self.hashed.get(f)) {
             // `hash -p /bin/rm ls` earlier: `ls` runs /bin/rm.
             fields[0].text = path.clone();
         }
@@ -456,6 +485,15 @@ impl Analyzer {
         if let Some((file, text)) = self.written_file(index) {
             self.written.insert(file.trim_start_matches("./").to_string(), text);
         }
+        self.copied_program(&u.words);
+        if super::basename(&u.words[0].text) == "tee"
+            && let Some(text) = input.as_ref().filter(|t| !t.dynamic)
+        {
+            // `echo 'rm -rf ~' | tee x.sh`: tee writes what it reads to each file.
+            for f in u.words[1..].iter().filter(|f| !f.dynamic && !f.text.starts_with('-')) {
+                self.written.insert(f.text.trim_start_matches("./").to_string(), text.text.clone());
+            }
+        }
         // A script written earlier in this command and run now (`echo … > x.sh && bash x.sh`).
         let sourced = matches!(u.words[0].text.as_str(), "source" | ".");
         let run_file = if sourced || super::nested::SHELLS.contains(&super::basename(&u.words[0].text)) {
@@ -479,9 +517,9 @@ impl Analyzer {
         if let Some(body) = input.as_ref().filter(|b| !b.dynamic)
             && let Some(p) = super::catalog::find(super::basename(&u.words[0].text))
         {
-            for (key, cmd) in super::catalog::keyed_lines(&body.text, p.command_keys) {
-                let origin = format!("{} {key} in its input", u.words[0].text);
-                self.nested(Nested { origin, kind: NestedKind::Script(Field::lit(cmd)) });
+            let origin = format!("{} in its input:", u.words[0].text);
+            for n in super::open::own_language(p, &origin, &body.text, false) {
+                self.nested(n);
             }
         }
         if let Some(reader) = u.stdin

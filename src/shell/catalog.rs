@@ -32,9 +32,38 @@ pub struct Program {
     pub informs: &'static [&'static str],
     pub command_keys: &'static [&'static str],
     pub aliases: &'static [(&'static str, &'static str)],
+    pub same_as: &'static str,
+    pub removes: &'static [Removes],
+    pub optional_value: &'static [&'static str],
+    pub runs_files: &'static [&'static str],
+    pub code: &'static [(&'static str, &'static str)],
+    pub code_keys: &'static [(&'static str, &'static str)],
+    pub quoted_after: &'static [&'static str],
+    pub test_then: bool,
+    pub keystrokes: bool,
+    pub each_found: bool,
     /// Commands that must reach a command through this entry (run by a test).
     #[cfg_attr(not(test), allow(dead_code))]
     pub examples: &'static [&'static str],
+}
+
+/// An option with which a program deletes operands or a path its value names
+/// (`programs::RawRemoves`).
+#[derive(Debug)]
+pub struct Removes {
+    pub option: &'static str,
+    pub operands: &'static str,
+    pub under: &'static [&'static str],
+    pub value_has: &'static str,
+    pub value_keys: &'static [&'static str],
+}
+
+struct PackedRemoves {
+    option: Span,
+    operands: Span,
+    under: Span,
+    value_has: Span,
+    value_keys: Span,
 }
 
 /// Where a string sits in `CATALOGUE` (or a run of items in `LISTS`, `KEYED`, `ALIASES`).
@@ -63,10 +92,24 @@ struct Packed {
     informs: Span,
     command_keys: Span,
     aliases: Span,
+    same_as: Span,
+    removes: Span,
+    optional_value: Span,
+    runs_files: Span,
+    code: Span,
+    code_keys: Span,
+    quoted_after: Span,
+    test_then: bool,
+    keystrokes: bool,
+    each_found: bool,
     examples: Span,
 }
 
 include!(concat!(env!("OUT_DIR"), "/programs.rs"));
+
+use super::keyed::keyed_command;
+pub use super::keyed::{keyed_lines, quoted_after, typed};
+pub use super::user_programs::{add_user, parse_user};
 
 fn text(s: Span) -> &'static str {
     &CATALOGUE[s.0 as usize..s.1 as usize]
@@ -74,6 +117,10 @@ fn text(s: Span) -> &'static str {
 
 fn leak<T>(v: Vec<T>) -> &'static [T] {
     if v.is_empty() { &[] } else { Box::leak(v.into_boxed_slice()) }
+}
+
+fn pairs(run: Span) -> &'static [(&'static str, &'static str)] {
+    leak(PAIRS[run.0 as usize..run.1 as usize].iter().map(|&(a, b)| (text(a), text(b))).collect())
 }
 
 fn strings(run: Span) -> &'static [&'static str] {
@@ -113,13 +160,34 @@ fn decoded(i: usize) -> &'static Program {
             informs: strings(p.informs),
             command_keys: strings(p.command_keys),
             aliases: leak(aliases.collect()),
+            same_as: text(p.same_as),
+            removes: leak(
+                REMOVES[p.removes.0 as usize..p.removes.1 as usize]
+                    .iter()
+                    .map(|r| Removes {
+                        option: text(r.option),
+                        operands: text(r.operands),
+                        under: strings(r.under),
+                        value_has: text(r.value_has),
+                        value_keys: strings(r.value_keys),
+                    })
+                    .collect(),
+            ),
+            optional_value: strings(p.optional_value),
+            runs_files: strings(p.runs_files),
+            code: pairs(p.code),
+            code_keys: pairs(p.code_keys),
+            quoted_after: strings(p.quoted_after),
+            test_then: p.test_then,
+            keystrokes: p.keystrokes,
+            each_found: p.each_found,
             examples: strings(p.examples),
         }))
     })
 }
 
 /// Entries from the user's rules files (`[[program]]`), which come before the built-in ones.
-static USER: std::sync::OnceLock<Vec<&'static Program>> = std::sync::OnceLock::new();
+pub(super) static USER: std::sync::OnceLock<Vec<&'static Program>> = std::sync::OnceLock::new();
 
 /// The entry for a program name (a basename, or `git reset` for a subcommand's options).
 pub fn find(name: &str) -> Option<&'static Program> {
@@ -145,68 +213,6 @@ pub fn named_by_rules(name: &str) -> bool {
     RULE_PROGRAMS.binary_search_by(|&n| text(n).cmp(name)).is_ok()
 }
 
-/// Installs the user's entries, each as `[[program]]` TOML text with the file it is from. The
-/// first policy loaded in a process sets them.
-pub fn add_user(entries: &[(String, String)]) {
-    if entries.is_empty() {
-        return;
-    }
-    let programs = entries.iter().filter_map(|(text, file)| parse_user(text, file).ok()).collect();
-    let _ = USER.set(programs);
-}
-
-/// Checks one user entry (`[[program]]` as TOML text) and makes it a catalogue entry.
-pub fn parse_user(text: &str, file: &str) -> Result<&'static Program, String> {
-    use super::programs::RawProgram;
-    let raw: RawProgram = toml::from_str(text).map_err(|e| e.message().trim_end().to_string())?;
-    if raw.names.is_empty() || raw.names.iter().any(|n| n.trim().is_empty()) {
-        return Err("`names` lists the programs it is about; none is empty".into());
-    }
-    if raw.role == Role::Analysed {
-        return Err("role \"analysed\" is for programs cmdguard reads in code; use wrapper, carrier or data".into());
-    }
-    let options = raw.long_value.iter().chain(&raw.long_value2).chain(&raw.long).chain(&raw.script);
-    if let Some(bad) = options.chain(&raw.command_after).chain(&raw.stdin_script).find(|o| !o.starts_with('-')) {
-        return Err(format!("option {bad:?} does not start with `-`"));
-    }
-    if let Some(bad) = raw.short_value.chars().find(|c| !c.is_ascii_alphanumeric()) {
-        return Err(format!("short_value holds {bad:?}; list the letters of short options that take a value"));
-    }
-    fn leak(s: String) -> &'static str {
-        Box::leak(s.into_boxed_str())
-    }
-    fn all(v: Vec<String>) -> &'static [&'static str] {
-        Box::leak(v.into_iter().map(leak).collect::<Vec<_>>().into_boxed_slice())
-    }
-    let keyed = raw.keyed.into_iter().map(|k| (leak(k.option), all(k.keys))).collect::<Vec<_>>();
-    let aliases = raw.aliases.into_iter().map(|[a, b]| (leak(a), leak(b))).collect::<Vec<_>>();
-    Ok(Box::leak(Box::new(Program {
-        names: all(raw.names),
-        role: raw.role,
-        about: leak(raw.about),
-        file: leak(file.to_string()),
-        short_value: leak(raw.short_value),
-        long_value: all(raw.long_value),
-        long_value2: all(raw.long_value2),
-        long: all(raw.long),
-        abbreviate: raw.abbreviate,
-        guess: raw.guess,
-        script: all(raw.script),
-        keyed: Box::leak(keyed.into_boxed_slice()),
-        subcommands: all(raw.subcommands),
-        subcommand_optional: raw.subcommand_optional,
-        skip: raw.skip,
-        operands_script: raw.operands_script,
-        command_after: all(raw.command_after),
-        reads_stdin: raw.reads_stdin,
-        stdin_script: all(raw.stdin_script),
-        informs: all(raw.informs),
-        command_keys: all(raw.command_keys),
-        aliases: Box::leak(aliases.into_boxed_slice()),
-        examples: all(raw.examples),
-    })))
-}
-
 /// What reading a command's options with its entry found.
 #[derive(Debug, Default)]
 pub struct Reading {
@@ -222,6 +228,15 @@ pub struct Reading {
     pub script_file: Option<bool>,
     /// Long options written as prefixes, with their full names: (word index, full name).
     pub expanded: Vec<(usize, &'static str)>,
+    /// Indices of the operands (words that are neither options nor their values).
+    pub operands: Vec<usize>,
+    /// The options given, with their values.
+    pub given: Vec<(String, Option<String>)>,
+    /// Code in another language option values carry: (option, language, code).
+    pub code: Vec<(String, &'static str, Field)>,
+    /// A keyed option's value was the key alone (`screen -X stuff CMD`): the next word is the
+    /// command.
+    key_alone: Option<String>,
 }
 
 impl Program {
@@ -235,6 +250,9 @@ impl Program {
             .chain(self.stdin_script)
             .chain(self.informs)
             .chain(self.keyed.iter().map(|(o, _)| o))
+            .chain(self.optional_value)
+            .chain(self.removes.iter().map(|r| &r.option))
+            .chain(self.code.iter().map(|(o, _)| o))
             .copied()
     }
 
@@ -259,11 +277,14 @@ impl Program {
 
     fn takes_value(&self, name: &str) -> usize {
         let one = |l: &[&str]| l.contains(&name);
-        if one(self.long_value2) {
+        if one(self.optional_value) {
+            0
+        } else if one(self.long_value2) {
             2
         } else if one(self.long_value)
             || one(self.script)
             || one(self.stdin_script)
+            || self.code.iter().any(|(o, _)| *o == name)
             || self.keyed.iter().any(|(o, _)| *o == name)
             || (name.len() == 2 && name.starts_with('-') && self.short_value.contains(&name[1..]))
         {
@@ -284,10 +305,12 @@ impl Program {
             let w = words[i].text.as_str();
             if w == "--" {
                 first_operand.get_or_insert(i + 1);
+                r.operands.extend(i + 1..words.len());
                 break;
             }
             if !w.starts_with('-') || w.len() < 2 {
                 first_operand.get_or_insert(i);
+                r.operands.push(i);
                 if !permute {
                     break;
                 }
@@ -317,6 +340,7 @@ impl Program {
                 let dynamic = inline.is_none() && n > 0 && words.get(i + 1).is_some_and(|f| f.dynamic);
                 self.option(name, value, dynamic || words[i].dynamic, &mut r);
                 i += 1 + n;
+                i += self.command_after_key(words, i, &mut r);
                 continue;
             }
             // A bundle of short options (`-qfc CMD`): one that takes a value ends it.
@@ -324,8 +348,12 @@ impl Program {
             let mut step = 1;
             for (j, ch) in cluster.char_indices() {
                 let opt = format!("-{ch}");
+                let rest = &cluster[j + ch.len_utf8()..];
+                if self.optional_value.contains(&opt.as_str()) && !rest.is_empty() {
+                    self.option(&opt, Some(rest.to_string()), words[i].dynamic, &mut r);
+                    break;
+                }
                 if self.takes_value(&opt) > 0 {
-                    let rest = &cluster[j + ch.len_utf8()..];
                     let (value, dynamic) = if rest.is_empty() {
                         step = 2;
                         (words.get(i + 1).map(|f| f.text.clone()), words.get(i + 1).is_some_and(|f| f.dynamic))
@@ -338,16 +366,29 @@ impl Program {
                 self.option(&opt, None, false, &mut r);
             }
             i += step;
+            i += self.command_after_key(words, i, &mut r);
         }
         r.end = first_operand.unwrap_or(i.min(words.len()));
         r
+    }
+
+    /// After a keyed option whose value was the key alone: the command is the word at `i`.
+    fn command_after_key(&self, words: &[Field], i: usize, r: &mut Reading) -> usize {
+        let Some(origin) = r.key_alone.take() else { return 0 };
+        let Some(f) = words.get(i) else { return 0 };
+        r.scripts.push((origin, f.clone()));
+        1
     }
 
     fn option(&self, name: &str, value: Option<String>, dynamic: bool, r: &mut Reading) {
         if self.informs.contains(&name) {
             r.informs = true;
         }
+        r.given.push((name.to_string(), value.clone()));
         let Some(value) = value else { return };
+        for (_, lang) in self.code.iter().filter(|(o, _)| *o == name) {
+            r.code.push((name.to_string(), lang, Field { text: value.clone(), dynamic }));
+        }
         if self.script.contains(&name) {
             r.scripts.push((name.to_string(), Field { text: value.clone(), dynamic }));
         }
@@ -356,34 +397,13 @@ impl Program {
             r.script_file = Some(r.script_file.unwrap_or(false) || stdin);
         }
         for (_, keys) in self.keyed.iter().filter(|(o, _)| *o == name) {
-            if let Some((key, command)) = keyed_command(&value, keys) {
+            if let Some(key) = keys.iter().find(|k| k.eq_ignore_ascii_case(value.trim())) {
+                r.key_alone = Some(format!("{name} {key}"));
+            } else if let Some((key, command)) = keyed_command(&value, keys) {
                 r.scripts.push((format!("{name} {key}"), Field { text: command.to_string(), dynamic }));
             }
         }
     }
-}
-
-/// The shell commands lines of `text` run through one of `keys` (`\! rm -rf ~` in psql).
-pub fn keyed_lines(text: &str, keys: &[&'static str]) -> Vec<(&'static str, String)> {
-    text.lines().filter_map(|line| keyed_command(line, keys)).map(|(k, c)| (k, c.to_string())).collect()
-}
-
-/// The command of `KEY=COMMAND` or `KEY COMMAND` when KEY is one of `keys` (without case); a
-/// key ending in punctuation (`!`, `\\!`, `silent !`) needs no separator.
-fn keyed_command<'a>(value: &'a str, keys: &[&'static str]) -> Option<(&'static str, &'a str)> {
-    let value = value.trim_start();
-    keys.iter().find_map(|&key| {
-        let head = value.get(..key.len())?;
-        if !head.eq_ignore_ascii_case(key) {
-            return None;
-        }
-        let rest = &value[key.len()..];
-        if key.ends_with(|c: char| c.is_ascii_punctuation()) {
-            return Some((key, rest.trim_start()));
-        }
-        let rest = rest.strip_prefix(|c: char| c == '=' || c.is_whitespace())?;
-        Some((key, rest.trim_start_matches(|c: char| c == '=' || c.is_whitespace())))
-    })
 }
 
 /// Reads a wrapper's words: its options (and its subcommand's), and where the command it runs

@@ -114,10 +114,12 @@ impl Parser {
         self.compound("case", bodies, words, vec![])
     }
 
-    pub(super) fn function_body(&mut self) -> PResult<Command> {
+    /// A function's body; its first header word is the function's name.
+    pub(super) fn function_body(&mut self, name: Word) -> PResult<Command> {
         self.blanks_and_newlines();
         match self.command()? {
             Command::Compound { bodies, words, redirects, .. } => {
+                let words = std::iter::once(name).chain(words).collect();
                 Ok(Command::Compound { kind: "function", bodies, words, redirects })
             }
             Command::Simple(_) => self.err("function body must be a compound command"),
@@ -185,7 +187,8 @@ impl Parser {
                 self.blanks();
                 if self.peek() == Some(')') {
                     self.pos += 1;
-                    return self.function_body();
+                    let name = cmd.words.pop().unwrap_or_default();
+                    return self.function_body(name);
                 }
                 self.pos = save;
             }

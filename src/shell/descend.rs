@@ -2,12 +2,17 @@
 //! trivially known), and the scripts carriers run (`bash -c`, `ssh host`, interpreter code,
 //! argv tails), each read in the dialect of the shell that runs it, to the nesting limit.
 
+use super::Field;
 use super::analyze::Analyzer;
 use super::ast::{Command, Script};
 use super::dialect::Dialect;
-use super::nested::{Nested, NestedKind};
+use super::nested::{FileUse, Nested, NestedKind};
 use super::output::decodes;
 use super::{IssueKind, MAX_NESTING};
+
+/// Deepest chain of guesses read: what an unknown program's operand may carry, inside what
+/// another's may carry.
+const MAX_GUESSES: usize = 2;
 
 impl Analyzer {
     /// Walks a substitution; returns its output when it is trivially known (`$(echo rm)`) and the
@@ -40,7 +45,7 @@ impl Analyzer {
         self.ascend();
     }
 
-    fn descend(&mut self, label: &str) -> bool {
+    pub(super) fn descend(&mut self, label: &str) -> bool {
         if self.depth >= MAX_NESTING {
             self.issue(IssueKind::TooComplex, format!("scripts are nested more than {MAX_NESTING} deep"));
             return false;
@@ -50,25 +55,28 @@ impl Analyzer {
         true
     }
 
-    fn ascend(&mut self) {
+    pub(super) fn ascend(&mut self) {
         self.depth -= 1;
         self.origin.pop();
     }
 
     pub(super) fn nested(&mut self, n: Nested) {
         if let NestedKind::Possible(inner) = n.kind {
-            // One level of guessing: an unknown program inside a guess is not read again.
-            if self.possible.is_some() {
+            // Two levels of guessing (`mytool "othertool 'rm -rf ~'"`); deeper ones are not
+            // read, so that text nested in data does not pay for more parsing.
+            if self.guesses >= MAX_GUESSES {
                 return;
             }
-            self.possible = Some(n.origin.clone());
+            self.guesses += 1;
+            let outer = self.possible.replace(n.origin.clone());
             let issues = self.out.issues.len();
             self.nested(Nested { origin: n.origin, kind: *inner });
             // The operand may be plain data: what cannot be read in it asks nothing, but a budget
             // that ran out still does.
             let found = self.out.issues.split_off(issues);
             self.out.issues.extend(found.into_iter().filter(|i| i.kind == IssueKind::TooComplex));
-            self.possible = None;
+            self.possible = outer;
+            self.guesses -= 1;
             return;
         }
         if !self.descend(&n.origin) {
@@ -114,6 +122,21 @@ impl Analyzer {
                 }
             }
             NestedKind::Possible(_) => unreachable!("read above"),
+            NestedKind::File(path, reading) => {
+                // Only a file this command wrote is known; one on disk is like a script file.
+                if let Some(text) = self.written.get(path.trim_start_matches("./")).cloned() {
+                    let origin = format!("{path}, written earlier in this command");
+                    let script = NestedKind::Script(Field::lit(text.clone()));
+                    let kinds = match reading {
+                        FileUse::Shell => vec![script],
+                        FileUse::Guess => vec![NestedKind::Possible(Box::new(script))],
+                        FileUse::Sed => super::sed::commands(&text),
+                    };
+                    for kind in kinds {
+                        self.nested(Nested { origin: origin.clone(), kind });
+                    }
+                }
+            }
             NestedKind::Dynamic(what) => {
                 let origin = self.origin[..self.origin.len() - 1].join(" › ");
                 let place = if origin.is_empty() { String::new() } else { format!(" (in {origin})") };

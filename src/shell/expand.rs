@@ -173,14 +173,51 @@ impl Analyzer {
                         self.walk_nested_script(script, "${…}");
                     }
                     self.decoded |= self.decoded_vars.contains(name);
+                    let whole = raw.as_deref().is_some_and(|r| r.strip_prefix(name.as_str()) == Some("[@]"));
+                    if let Some(words) = self.positional_words().map(<[Field]>::to_vec)
+                        && let Some(chosen) = positional(name, raw.as_deref(), &words)
+                    {
+                        // Inside a function called here: `"$@"`, `$1`, `$#`.
+                        let splits = *quoted || b.ifs.is_none();
+                        if splits || chosen.len() <= 1 {
+                            for (k, w) in chosen.iter().enumerate() {
+                                if k > 0 {
+                                    if *quoted { b.end_field() } else { b.push_value(" ", false) }
+                                }
+                                let n = b.fields.len();
+                                b.push_value(&w.text, *quoted);
+                                if w.dynamic {
+                                    b.mark_dynamic_since(n);
+                                }
+                            }
+                            continue;
+                        }
+                    }
+                    // Unquoted, the elements split again; with IFS changed that is not followed.
+                    let splits_plainly = *quoted || b.ifs.is_none();
+                    if let Some(items) = self.array_items(name).filter(|_| whole && splits_plainly) {
+                        // `"${a[@]}"`: one word per element (split again when unquoted).
+                        for (k, item) in items.iter().enumerate() {
+                            if k > 0 {
+                                if *quoted {
+                                    b.end_field();
+                                } else {
+                                    b.push_value(" ", false);
+                                }
+                            }
+                            b.cur_value_tilde |= item.contains('~');
+                            b.push_value(item, *quoted);
+                        }
+                        continue;
+                    }
                     let value = self.param_value(name, raw.as_deref());
                     // A `mktemp -d` directory is known only as a whole quoted word: if mktemp
                     // failed the variable is empty, and `"$d"/*` is `/*` (tempdir.rs); unquoted,
                     // it would split on the blanks of TMPDIR.
-                    let whole = word.0.len() == 1 && *quoted;
+                    let whole_word = word.0.len() == 1 && *quoted;
                     // Shown, but not known: the directory's name is only known when it runs.
                     let value = match value {
-                        Some((v, _)) if v == super::tempdir::MKTEMP_DIR => whole.then_some((v, true)),
+                        Some((v, _)) if v == super::tempdir::MKTEMP_DIR => whole_word.then_some((v, true)),
                         other => other,
                     };
                     match value {
@@ -397,4 +434,22 @@ fn home_tildes_only(text: &str) -> bool {
         (i == 0 || text[..i].ends_with(['=', ':']))
             && (text[i + 1..].is_empty() || text[i + 1..].starts_with(['/', ':']))
     })
+}
+
+/// The positional parameters `$NAME` stands for, given the call's words: all for `@`, one for
+/// a digit (none past the last), the count for `#`. `None` for other names and for operators
+/// (`${1:-x}`), which are not followed.
+fn positional(name: &str, raw: Option<&str>, words: &[Field]) -> Option<Vec<Field>> {
+    if raw.is_some_and(|r| r != name) {
+        return None;
+    }
+    match name {
+        "@" => Some(words.to_vec()),
+        "#" => Some(vec![Field::lit(words.len().to_string())]),
+        n if !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) && n != "0" => {
+            let i: usize = n.parse().ok()?;
+            Some(words.get(i - 1).cloned().map_or_else(|| vec![Field::lit("")], |w| vec![w]))
+        }
+        _ => None,
+    }
 }

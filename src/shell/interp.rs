@@ -5,6 +5,7 @@
 
 use super::Field;
 pub use super::lang::Lang;
+use super::literals::{Arg, home_expr, read_args, read_delimited, read_string, receiver, snippet};
 use super::nested::NestedKind;
 
 /// Calls that delete files or directories, by last name component, with the shell command of
@@ -55,21 +56,20 @@ fn sql_sent(name: &str, args: &[Arg]) -> Option<NestedKind> {
 /// The shell command with the effect of a deleting call (`shutil.rmtree("x")` → `rm -rf x`).
 fn deletion(lang: Lang, name: &str, args: &[Arg]) -> Option<NestedKind> {
     let (_, argv) = DELETES.iter().find(|(n, _)| *n == name)?;
+    // R's `unlink(x, recursive = TRUE)` deletes a tree.
+    let recursive = args
+        .iter()
+        .any(|a| matches!(a, Arg::Other(t) if t.replace(' ', "").to_ascii_lowercase().starts_with("recursive=t")));
+    let argv: &[&str] = if recursive { &["rm", "-rf"] } else { argv };
     let words = || argv.iter().map(|w| Field::lit(*w));
     Some(match args.first()? {
         Arg::Str(path) => NestedKind::Argv(words().chain([Field::lit(path.clone())]).collect()),
         Arg::List(_) => return None,
+        Arg::Other(what) if home_expr(what) => NestedKind::Argv(words().chain([Field::lit("~")]).collect()),
         Arg::Other(what) => {
             NestedKind::Dynamic(format!("{} {name}({what}) deletes a path only known when it runs", lang.name()))
         }
     })
-}
-
-/// One argument literal: a string, or a list of strings.
-enum Arg {
-    Str(String),
-    List(Vec<String>),
-    Other(String),
 }
 
 /// The commands and code the interpreter code runs.
@@ -77,8 +77,14 @@ pub fn extract(lang: Lang, code: &str) -> Vec<NestedKind> {
     if lang == Lang::PowerShell {
         return super::lang::powershell(code);
     }
+    if lang == Lang::Elisp {
+        return super::editors::elisp(code);
+    }
     let chars: Vec<char> = code.chars().collect();
     let mut out = Vec::new();
+    if lang == Lang::Vim {
+        out.extend(super::editors::vim_lines(code));
+    }
     // IPython runs a line that starts with `!` in a shell.
     if lang == Lang::Python {
         for line in code.lines().filter_map(|l| l.trim_start().strip_prefix('!')) {
@@ -215,8 +221,51 @@ fn scan(lang: Lang, chars: &[char], literals: bool) -> Vec<(usize, NestedKind)> 
                 out.extend(sql_sent(&name, &args).map(|k| (here, k)));
                 continue;
             }
+            if lang == Lang::Php
+                && matches!(name.as_str(), "array_map" | "array_walk" | "call_user_func" | "call_user_func_array")
+            {
+                // `array_map('unlink', glob(…))`: a deleting function passed by name, in any
+                // argument.
+                let (_, end) = read_args(chars, i);
+                let close = chars[i..].iter().position(|c| *c == ';').map_or(chars.len(), |n| i + n);
+                let call: String = chars[i..close.max(end)].iter().collect();
+                let named = |n: &str| call.contains(&format!("'{n}'")) || call.contains(&format!("\"{n}\""));
+                if DELETES.iter().any(|(n, _)| named(n)) || named("rmdir") {
+                    let what = format!("php {name}() deletes paths only known when it runs");
+                    out.push((here, NestedKind::Dynamic(what)));
+                }
+                i = end;
+                continue;
+            }
+            if lang == Lang::Vim && name == "delete" && chars.get(i) == Some(&'(') {
+                // Vim's `delete(PATH, 'rf')` deletes a tree.
+                let (args, end) = read_args(chars, i);
+                let flags = if matches!(args.get(1), Some(Arg::Str(f)) if f.contains('r')) { "-rf" } else { "-f" };
+                let kind = match args.first() {
+                    Some(Arg::Str(p)) => {
+                        NestedKind::Argv(vec![Field::lit("rm"), Field::lit(flags), Field::lit(p.clone())])
+                    }
+                    _ => NestedKind::Dynamic("vim delete() deletes a path only known when it runs".into()),
+                };
+                out.push((here, kind));
+                i = end;
+                continue;
+            }
             if DELETES.iter().any(|(n, _)| *n == name) {
+                let method = start > 0 && chars[start - 1] == '.';
+                let next = chars[i..].iter().find(|c| **c != ' ');
+                let passed = next.is_none_or(|c| matches!(c, ',' | ')' | ']' | ';' | '\n'));
+                if method && passed && matches!(lang, Lang::Python | Lang::Node | Lang::Ruby) {
+                    // `map(os.remove, files)`, `files.forEach(fs.unlinkSync)`: passed, not called.
+                    let what = format!("{} passes {name} to delete paths only known when it runs", lang.name());
+                    out.push((here, NestedKind::Dynamic(what)));
+                    continue;
+                }
                 let (mut args, end) = read_args(chars, i);
+                if method && args.first().is_none_or(Arg::is_keyword) {
+                    // `Path('x').unlink()`, `p.unlink(missing_ok=True)`: the receiver is the path.
+                    args.insert(0, receiver(chars, start - 1));
+                }
                 // perl's and ruby's calls need no parentheses: `unlink glob("…")`, `unlink $f`.
                 let bare = chars[i..].iter().find(|c| **c != ' ');
                 if args.is_empty()
@@ -252,6 +301,23 @@ fn scan(lang: Lang, chars: &[char], literals: bool) -> Vec<(usize, NestedKind)> 
                     .filter_map(|a| if let Arg::Str(s) = a { Some(Field::lit(s.clone())) } else { None })
                     .collect(),
             ),
+            // `exec "rm", "-rf", $ENV{HOME}`: a list form with computed words.
+            [Arg::Str(_), rest @ ..]
+                if matches!(lang, Lang::Perl | Lang::Ruby)
+                    && !rest.is_empty()
+                    && rest.iter().all(|a| !matches!(a, Arg::List(_)) && !a.is_keyword()) =>
+            {
+                NestedKind::Argv(
+                    args.iter()
+                        .map(|a| match a {
+                            Arg::Str(s) => Field::lit(s.clone()),
+                            Arg::Other(t) if home_expr(t) => Field::lit("~"),
+                            Arg::Other(t) => Field { text: t.clone(), dynamic: true },
+                            Arg::List(_) => unreachable!("excluded above"),
+                        })
+                        .collect(),
+                )
+            }
             [Arg::Str(s), ..] => NestedKind::Script(Field::lit(s.clone())),
             [first, ..] => {
                 let what = match first {
@@ -264,123 +330,6 @@ fn scan(lang: Lang, chars: &[char], literals: bool) -> Vec<(usize, NestedKind)> 
         out.push((here, found));
     }
     out
-}
-
-/// Reads call arguments at `i`: `(a, b)` or, for perl/ruby, a bare `system "…"`.
-fn read_args(chars: &[char], mut i: usize) -> (Vec<Arg>, usize) {
-    while chars.get(i).is_some_and(|c| *c == ' ') {
-        i += 1;
-    }
-    let paren = chars.get(i) == Some(&'(');
-    if paren {
-        i += 1;
-    } else if !matches!(chars.get(i), Some('"' | '\'' | '`' | '[')) {
-        return (Vec::new(), i);
-    }
-    let mut args = Vec::new();
-    loop {
-        while chars.get(i).is_some_and(|c| c.is_whitespace()) {
-            i += 1;
-        }
-        match chars.get(i) {
-            None | Some(')' | ';') => break,
-            Some(',') => i += 1,
-            Some('[') => {
-                let mut items = Vec::new();
-                i += 1;
-                loop {
-                    while chars.get(i).is_some_and(|c| c.is_whitespace() || *c == ',') {
-                        i += 1;
-                    }
-                    match chars.get(i) {
-                        Some(']') => {
-                            i += 1;
-                            break;
-                        }
-                        Some(_) => match read_string(chars, i) {
-                            Some((s, end)) => {
-                                items.push(s);
-                                i = end;
-                            }
-                            None => return (vec![Arg::Other(snippet(chars, i))], i),
-                        },
-                        None => break,
-                    }
-                }
-                args.push(Arg::List(items));
-            }
-            Some(_) => match read_string(chars, i) {
-                Some((s, end)) => {
-                    args.push(Arg::Str(s));
-                    i = end;
-                }
-                None => {
-                    if args.is_empty() {
-                        args.push(Arg::Other(snippet(chars, i)));
-                    }
-                    break;
-                }
-            },
-        }
-        if !paren && args.len() == 1 && chars.get(i) != Some(&',') {
-            break;
-        }
-    }
-    (args, i)
-}
-
-fn snippet(chars: &[char], i: usize) -> String {
-    chars[i..].iter().take_while(|c| !matches!(c, ')' | ',' | ';' | '\n')).take(40).collect()
-}
-
-/// A string literal at `i` (optionally prefixed `r`, `b`, `f`): its value and the index after it.
-fn read_string(chars: &[char], mut i: usize) -> Option<(String, usize)> {
-    while chars.get(i).is_some_and(|c| "rbfuRBFU".contains(*c))
-        && matches!(chars.get(i + 1), Some('"' | '\'' | 'r' | 'b' | 'f'))
-    {
-        i += 1;
-    }
-    let q = *chars.get(i)?;
-    if !matches!(q, '"' | '\'' | '`') {
-        return None;
-    }
-    let triple = chars.get(i + 1) == Some(&q) && chars.get(i + 2) == Some(&q);
-    let mut j = if triple { i + 3 } else { i + 1 };
-    let mut s = String::new();
-    while j < chars.len() {
-        let c = chars[j];
-        if c == q && (!triple || (chars.get(j + 1) == Some(&q) && chars.get(j + 2) == Some(&q))) {
-            return Some((s, if triple { j + 3 } else { j + 1 }));
-        }
-        if c == '\\' && j + 1 < chars.len() {
-            let e = chars[j + 1];
-            match e {
-                'n' => s.push('\n'),
-                't' => s.push('\t'),
-                _ => s.push(e),
-            }
-            j += 2;
-            continue;
-        }
-        s.push(c);
-        j += 1;
-    }
-    None
-}
-
-/// `qx(…)`, `qx{…}`, `%x(…)` and similar: text up to the matching delimiter.
-fn read_delimited(chars: &[char], i: usize) -> Option<(String, usize)> {
-    let open = *chars.get(i)?;
-    let close = match open {
-        '(' => ')',
-        '{' => '}',
-        '[' => ']',
-        '<' => '>',
-        c if c.is_ascii_punctuation() => c,
-        _ => return None,
-    };
-    let end = chars[i + 1..].iter().position(|&c| c == close)? + i + 1;
-    Some((chars[i + 1..end].iter().collect(), end + 1))
 }
 
 #[cfg(test)]
@@ -409,6 +358,7 @@ mod tests {
                 NestedKind::Code(_, f) => format!("code: {}", f.text),
                 NestedKind::Dynamic(d) => format!("dynamic: {d}"),
                 NestedKind::Possible(_) => "possible".to_string(),
+                NestedKind::File(f, _) => format!("file: {f}"),
             })
             .collect()
     }

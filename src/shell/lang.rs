@@ -19,6 +19,10 @@ pub enum Lang {
     PowerShell,
     AppleScript,
     Tcl,
+    /// Vim script (`vim -c 'call system(…)'`); read through the editor's entry, not a program.
+    Vim,
+    /// Emacs Lisp (`emacs --eval '(shell-command …)'`), read by `shell::editors`.
+    Elisp,
 }
 
 impl Lang {
@@ -42,6 +46,16 @@ impl Lang {
         })
     }
 
+    /// A language the catalogue names (`code = [["--eval", "elisp"]]`): an interpreter's
+    /// program name or `vim`, `elisp`.
+    pub fn named(name: &str) -> Option<Lang> {
+        match name {
+            "vim" => Some(Lang::Vim),
+            "elisp" => Some(Lang::Elisp),
+            other => Lang::of(other),
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Lang::Python => "python",
@@ -56,6 +70,8 @@ impl Lang {
             Lang::PowerShell => "pwsh",
             Lang::AppleScript => "osascript",
             Lang::Tcl => "tclsh",
+            Lang::Vim => "vim",
+            Lang::Elisp => "elisp",
         }
     }
 
@@ -73,7 +89,7 @@ impl Lang {
             Lang::Julia => "eE",
             Lang::PowerShell => "c",
             Lang::AppleScript => "e",
-            Lang::Tcl => "",
+            Lang::Tcl | Lang::Vim | Lang::Elisp => "",
         }
     }
 
@@ -86,7 +102,7 @@ impl Lang {
             Lang::Ruby => "rICEF",
             Lang::Node => "rC",
             Lang::Php => "cdzf",
-            Lang::Awk | Lang::Tcl | Lang::PowerShell => "",
+            Lang::Awk | Lang::Tcl | Lang::PowerShell | Lang::Vim | Lang::Elisp => "",
             Lang::Lua => "l",
             Lang::R => "",
             Lang::Julia => "JCLtp",
@@ -151,7 +167,8 @@ impl Lang {
             Lang::Ruby => &["capture2", "capture2e", "capture3", "popen3", "pipeline"],
             Lang::Node => &["execa", "execaSync", "$"],
             Lang::Php => &["shell_exec", "passthru", "proc_open", "pcntl_exec"],
-            Lang::Awk | Lang::Tcl | Lang::PowerShell => &[],
+            Lang::Awk | Lang::Tcl | Lang::PowerShell | Lang::Elisp => &[],
+            Lang::Vim => &["systemlist", "jobstart", "termopen", "job_start", "term_start"],
             Lang::Lua => &["execute"],
             Lang::R => &["system2", "shell"],
             Lang::Julia => &["run", "read", "pipeline"],
@@ -162,8 +179,13 @@ impl Lang {
 
     /// Calls that evaluate code of the same language.
     pub(super) fn evals_code(self, name: &str) -> bool {
-        name == "eval" || (self == Lang::Python && name == "exec")
+        name == "eval" || (self == Lang::Python && name == "exec") || (self == Lang::Vim && name == "execute")
     }
+}
+
+/// Whether the catalogue may name this language (checked when a user entry loads).
+pub fn is_language(name: &str) -> bool {
+    Lang::named(name).is_some()
 }
 
 /// PowerShell code, statement by statement: `Remove-Item` and its aliases read as the `rm` of

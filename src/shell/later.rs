@@ -72,6 +72,21 @@ fn is_condition(word: &str) -> bool {
 }
 
 impl Analyzer {
+    /// `ln -s /bin/rm x`, `cp /bin/rm ./del`: running `./x` later runs rm (as `hash -p` does).
+    pub(super) fn copied_program(&mut self, words: &[Field]) {
+        if !matches!(basename(&words[0].text), "ln" | "cp" | "install" | "mv") || words.iter().any(|f| f.dynamic) {
+            return;
+        }
+        let operands: Vec<&Field> = words[1..].iter().filter(|f| !f.text.starts_with('-')).collect();
+        if let [.., source, target] = operands.as_slice() {
+            let source = match self.hashed.get(source.text.trim_start_matches("./")) {
+                Some(path) => path.clone(),
+                None => source.text.clone(),
+            };
+            self.hashed.insert(target.text.trim_start_matches("./").to_string(), source);
+        }
+    }
+
     /// Finds code that the builtin in `words` stores to run later, or evaluates now.
     pub(super) fn later_code(&mut self, words: &[Field]) {
         let Some(first) = words.first() else { return };

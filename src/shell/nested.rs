@@ -21,9 +21,23 @@ pub enum NestedKind {
     Code(Lang, Field),
     /// A script that is only known at run time; the text says what.
     Dynamic(String),
+    /// A file the program reads as a script (`make` reads `Makefile`, `sed -f F`): read if
+    /// this command wrote it earlier with known text, else nothing (like a script on disk).
+    File(String, FileUse),
     /// What an unknown program's operand may carry (`shell::open`): read as the inner kind, but
     /// what it finds asks, and what cannot be read there asks nothing.
     Possible(Box<NestedKind>),
+}
+
+/// How a file a program runs is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileUse {
+    /// A shell script (a git hook).
+    Shell,
+    /// Another language that holds shell commands (a Makefile): read as a guess.
+    Guess,
+    /// A sed script.
+    Sed,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -34,8 +48,12 @@ pub enum StdinUse {
     Cron,
 }
 
-pub(super) const SHELLS: &[&str] =
-    &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "fish", "rbash"];
+/// Shells whose `-c` text, script operand or input is read. fish, nu, csh/tcsh and xonsh have
+/// their own syntax; their simple commands read the same, and what does not parse as sh asks.
+pub(super) const SHELLS: &[&str] = &[
+    "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "fish", "rbash", "csh", "tcsh", "nu", "xonsh",
+    "elvish",
+];
 
 /// A script operand that names standard input.
 fn reads_stdin(word: &Field) -> bool {
@@ -77,7 +95,8 @@ pub fn carriers(words: &mut Vec<Field>, u: &mut Unwrapped) {
                 _ => break,
             }
         }
-        if opts.iter().any(|(n, _)| n == "-c") {
+        // nu spells it `--commands` too.
+        if opts.iter().any(|(n, _)| n == "-c" || (prog == "nu" && n == "--commands")) {
             match words.get(i) {
                 Some(script) => push(u, format!("{prog} -c"), NestedKind::Script(script.clone())),
                 None => u.notes.push(format!("{prog} -c without a script")),

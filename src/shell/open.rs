@@ -5,7 +5,7 @@
 //! What such a guess finds asks, and never denies: the text may be plain data to it.
 
 use super::catalog::{self, Program, Role};
-use super::nested::{Nested, NestedKind, StdinUse};
+use super::nested::{FileUse, Nested, NestedKind, StdinUse};
 use super::unwrap::Unwrapped;
 use super::{Field, basename};
 
@@ -32,8 +32,11 @@ pub fn carried(words: &mut [Field], u: &mut Unwrapped) {
     if let Some(sub) = words.get(1).filter(|f| !f.dynamic && catalog::has_subcommand_entries(&prog))
         && let Some(p) = catalog::find(&format!("{prog} {}", sub.text))
     {
-        let origin = format!("{prog} {}", sub.text);
-        apply(p, &origin, &mut words[1..], u);
+        // A wrapper's (`tmux if-shell`) command was read when it was unwrapped.
+        if p.role != Role::Wrapper || catalog::named_by_rules(&prog) {
+            let origin = format!("{prog} {}", sub.text);
+            apply(p, &origin, &mut words[1..], u);
+        }
         return;
     }
     match catalog::find(&prog) {
@@ -74,24 +77,146 @@ fn apply(p: &'static Program, origin: &str, words: &mut [Field], u: &mut Unwrapp
         };
         u.nested.push(Nested { origin: origin.to_string(), kind });
     }
-    for (opt, script) in r.scripts {
-        let kind = NestedKind::Script(script);
+    for (opt, script) in &r.scripts {
+        let kind = NestedKind::Script(catalog::typed(p, script.clone()));
         let kind = if p.guess { NestedKind::Possible(Box::new(kind)) } else { kind };
         u.nested.push(Nested { origin: format!("{origin} {opt}"), kind });
     }
     if let Some(at) = r.command_at.filter(|&at| at < words.len()) {
         let origin = format!("{origin} {}", words[at - 1].text);
-        u.nested.push(Nested { origin, kind: NestedKind::Argv(words[at..].to_vec()) });
-    }
-    // `psql -c '\! CMD'`, `sqlite3 db '.shell CMD'`, `vim -c '!CMD'`.
-    for f in words.iter().skip(1).filter(|_| !p.command_keys.is_empty()) {
-        for (key, cmd) in catalog::keyed_lines(option_value(&f.text), p.command_keys) {
-            let kind = NestedKind::Script(Field { text: cmd, dynamic: f.dynamic });
-            u.nested.push(Nested { origin: format!("{origin} {key}"), kind });
+        let mut argv = words[at..].to_vec();
+        if p.each_found {
+            found_paths(&mut argv, &r.operands.iter().filter(|&&i| i < at).map(|&i| &words[i]).collect::<Vec<_>>());
         }
+        u.nested.push(Nested { origin, kind: NestedKind::Argv(argv) });
+    }
+    for (opt, lang, code) in &r.code {
+        u.nested.push(Nested { origin: format!("{origin} {opt}"), kind: code_kind(lang, code.clone()) });
+    }
+    // `psql -c '\! CMD'`, `sqlite3 db '.shell CMD'`, `vim -c '!CMD'`, `vim -c 'lua …'`.
+    for f in words.iter().skip(1) {
+        u.nested.extend(own_language(p, origin, option_value(&f.text), f.dynamic));
+    }
+    removed(p, origin, words, &r, u);
+    if !p.same_as.is_empty() {
+        // `rimraf X` does what `rm -rf X` does.
+        let mut argv: Vec<Field> = p.same_as.split(' ').map(Field::lit).collect();
+        argv.extend(r.operands.iter().map(|&i| words[i].clone()));
+        u.notes.push(format!("`{}` read as `{}`", words[0].text, p.same_as));
+        u.nested.push(Nested { origin: origin.to_string(), kind: NestedKind::Argv(argv) });
+    }
+    // `make` reads ./Makefile (or `-f FILE`), `git commit` runs .git/hooks/pre-commit.
+    let named: Vec<&str> = r
+        .given
+        .iter()
+        .filter(|(o, _)| p.stdin_script.contains(&o.as_str()))
+        .filter_map(|(_, v)| v.as_deref())
+        .collect();
+    let files = if named.is_empty() { p.runs_files.to_vec() } else { named };
+    let reading = if p.guess { FileUse::Guess } else { FileUse::Shell };
+    for file in files {
+        u.nested.push(Nested { origin: format!("{origin} {file}"), kind: NestedKind::File(file.to_string(), reading) });
     }
     if !r.informs && ((p.reads_stdin && r.script_file != Some(false)) || r.script_file == Some(true)) {
         u.stdin = Some(StdinUse::Shell);
+    }
+}
+
+/// Code in a language the catalogue names (`lua`, `elisp`): an interpreter's, or a dynamic
+/// note for a language cmdguard does not read.
+fn code_kind(lang: &str, code: Field) -> NestedKind {
+    match super::lang::Lang::named(lang) {
+        Some(l) => NestedKind::Code(l, code),
+        None => NestedKind::Dynamic(format!("{lang} code cmdguard does not read: {}", code.text)),
+    }
+}
+
+/// What text in a program's own command language runs (`psql`'s `\!` and `COPY … FROM
+/// PROGRAM`, `vim`'s `:!` and `:lua`), for words and for the input it is fed.
+pub fn own_language(p: &Program, origin: &str, text: &str, dynamic: bool) -> Vec<Nested> {
+    let mut out = Vec::new();
+    for (key, cmd) in catalog::keyed_lines(text, p.command_keys) {
+        let kind = NestedKind::Script(Field { text: cmd, dynamic });
+        out.push(Nested { origin: format!("{origin} {key}"), kind });
+    }
+    let keys: Vec<&'static str> = p.code_keys.iter().map(|(k, _)| *k).collect();
+    for (key, code) in catalog::keyed_lines(text, &keys) {
+        let lang = p.code_keys.iter().find(|(k, _)| *k == key).map_or("", |(_, l)| *l);
+        out.push(Nested { origin: format!("{origin} {key}"), kind: code_kind(lang, Field { text: code, dynamic }) });
+    }
+    for (phrase, cmd) in catalog::quoted_after(text, p.quoted_after) {
+        let kind = NestedKind::Script(Field { text: cmd, dynamic });
+        out.push(Nested { origin: format!("{origin} {phrase}"), kind });
+    }
+    out
+}
+
+/// `tar --remove-files`, `rsync --remove-source-files`, `ansible -m file -a 'path=X
+/// state=absent'`: the paths deleted, read as `rm -rf` of them.
+fn removed(p: &Program, origin: &str, words: &[Field], r: &catalog::Reading, u: &mut Unwrapped) {
+    for rm in p.removes {
+        let Some((_, value)) = r.given.iter().find(|(o, _)| o == rm.option) else { continue };
+        let value = value.as_deref().unwrap_or("");
+        if !value.contains(rm.value_has) {
+            continue;
+        }
+        let ops = &r.operands;
+        let paths: Vec<Field> = if rm.value_keys.is_empty() {
+            let chosen: &[usize] = match rm.operands {
+                "last" => ops.last().map_or(&[], std::slice::from_ref),
+                "but_last" => &ops[..ops.len().saturating_sub(1)],
+                "after_first" => ops.get(1..).unwrap_or(&[]),
+                _ => ops,
+            };
+            chosen.iter().map(|&i| words[i].clone()).collect()
+        } else {
+            let pairs = value.split_whitespace().filter_map(|kv| kv.split_once('='));
+            pairs
+                .filter(|(k, _)| rm.value_keys.contains(k))
+                .map(|(_, v)| Field::lit(v.trim_matches(['"', '\''])))
+                .collect()
+        };
+        // A remote operand (`host:dir`) is deleted on another host; `under` narrows the rest.
+        let remote = |f: &Field| f.text.split_once(':').is_some_and(|(h, _)| !h.is_empty() && !h.contains('/'));
+        let under = |f: &Field| {
+            let below = |u: &&str| f.text.len() > u.len() && f.text.starts_with(u);
+            rm.under.is_empty() || rm.under.iter().any(below)
+        };
+        let paths: Vec<Field> = paths.into_iter().filter(|f| !remote(f) && under(f)).collect();
+        if !paths.is_empty() {
+            let mut argv = vec![Field::lit("rm"), Field::lit("-rf")];
+            argv.extend(paths);
+            u.nested.push(Nested { origin: format!("{origin} {}", rm.option), kind: NestedKind::Argv(argv) });
+        }
+    }
+}
+
+/// `fd node_modules -x rm -rf`: what each run is given, from the pattern and the search
+/// directory (`operands`), in place of `{}` (or appended when there is none). A pattern that is
+/// not a plain name (a regex) leaves `{}`, which the rules cannot clear.
+fn found_paths(argv: &mut Vec<Field>, operands: &[&Field]) {
+    let plain = |f: &Field| {
+        !f.dynamic
+            && f.text.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+            && f.text.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+    };
+    let root = operands.get(1).map(|d| d.text.trim_end_matches('/').to_string());
+    let path = match (operands.first().filter(|p| plain(p)), root) {
+        (Some(name), Some(dir)) => format!("{dir}/**/{}", name.text),
+        (Some(name), None) => format!("**/{}", name.text),
+        (None, Some(dir)) => format!("{dir}/**"),
+        (None, None) => "{}".to_string(),
+    };
+    const HOLDERS: &[&str] = &["{}", "{/}", "{//}", "{.}", "{/.}"];
+    let mut held = false;
+    for w in argv.iter_mut().skip(1) {
+        if let Some(h) = HOLDERS.iter().find(|h| w.text.contains(**h)) {
+            w.text = w.text.replace(h, &path);
+            held = true;
+        }
+    }
+    if !held {
+        argv.push(Field::lit(path));
     }
 }
 

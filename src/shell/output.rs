@@ -46,6 +46,20 @@ impl Analyzer {
         printed_in(&self.out.segments[index], dialect)
     }
 
+    /// What the commands recorded from segment `from` on print together, when each one's output
+    /// is trivially known (`{ echo a; printf b; } > f`).
+    pub(super) fn group_output(&mut self, from: usize) -> Option<String> {
+        let origin = self.origin.join(" › ");
+        let mut out = String::new();
+        for i in from..self.out.segments.len() {
+            if self.out.segments[i].origin != origin {
+                return None;
+            }
+            out.push_str(&self.trivial_output(i)?);
+        }
+        (from < self.out.segments.len()).then_some(out)
+    }
+
     /// What segment `index` writes through its `>`/`>>` redirection when its output is trivially
     /// known (`echo 'rm -rf ~' > x.sh`): (the file, the text).
     pub(super) fn written_file(&mut self, index: usize) -> Option<(String, String)> {

@@ -344,12 +344,12 @@ impl Parser {
             Some("function") => {
                 self.pos += "function".len();
                 self.blanks();
-                self.word()?.ok_or_else(|| ParseError::at("function name expected", self.pos))?;
+                let name = self.word()?.ok_or_else(|| ParseError::at("function name expected", self.pos))?;
                 self.blanks();
                 if self.starts_with("()") {
                     self.pos += 2;
                 }
-                self.function_body()
+                self.function_body(name)
             }
             _ => self.simple_or_function(),
         }

@@ -30,6 +30,27 @@ pub enum Role {
     Analysed,
 }
 
+/// An option with which the program deletes some of its operands (`tar --remove-files`), or
+/// the path one key of its value names (`ansible -m file -a 'path=X state=absent'`): read as
+/// `rm -rf` of them, so the rules for `rm` judge the paths.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRemoves {
+    pub option: String,
+    /// Which operands it deletes: `all`, `last`, `but_last` or `after_first`.
+    #[serde(default)]
+    pub operands: String,
+    /// Only operands under one of these prefixes (`~/`): elsewhere the rules judge the command.
+    #[serde(default)]
+    pub under: Vec<String>,
+    /// Only when the option's value holds this text (`state=absent`).
+    #[serde(default)]
+    pub value_has: String,
+    /// The deleted path is the value of one of these keys in the option's value (`path=X`).
+    #[serde(default)]
+    pub value_keys: Vec<String>,
+}
+
 /// An option whose value is `KEY=COMMAND` or `KEY COMMAND` for some keys (`ssh -o
 /// ProxyCommand=…`, `tar --checkpoint-action=exec=…`). Keys compare without case.
 #[derive(Debug, Clone, Deserialize)]
@@ -109,6 +130,45 @@ pub struct RawProgram {
     /// Subcommand spellings the program accepts for another (`npm pub` is `npm publish`).
     #[serde(default)]
     pub aliases: Vec<[String; 2]>,
+    /// The program does to its operands what this command does (`rimraf X` is `rm -rf X`).
+    #[serde(default)]
+    pub same_as: String,
+    /// Options with which it deletes operands or a path in its value.
+    #[serde(default)]
+    pub removes: Vec<RawRemoves>,
+    /// Options whose value is optional and only given attached (`git grep -Oless`,
+    /// `--open-files-in-pager=less`): a separate next word is not their value.
+    #[serde(default)]
+    pub optional_value: Vec<String>,
+    /// Files (in the working directory) the program runs as its script when it runs
+    /// (`Makefile` for make, `.git/hooks/pre-commit` for `git commit`): one written earlier in
+    /// the same command is read.
+    #[serde(default)]
+    pub runs_files: Vec<String>,
+    /// Options whose value is code in a language, as `[option, language]` (`emacs --eval`).
+    #[serde(default)]
+    pub code: Vec<[String; 2]>,
+    /// In the program's own command language, keys that run the rest of the line as code in a
+    /// language, as `[key, language]` (vim's `lua`, `call`).
+    #[serde(default)]
+    pub code_keys: Vec<[String; 2]>,
+    /// In the program's own language, phrases after which a quoted string is a shell command
+    /// (PostgreSQL's `COPY … FROM PROGRAM 'CMD'`); compared without case.
+    #[serde(default)]
+    pub quoted_after: Vec<String>,
+    /// A wrapper's first operand is a shell command and each later one a command of the
+    /// program itself (`tmux if-shell TEST 'run-shell CMD'`).
+    #[serde(default)]
+    pub test_then: bool,
+    /// The scripts its options carry are keys typed into a shell: `\n`, `\r` and `^M` end a
+    /// line (`screen -X stuff 'CMD\n'`).
+    #[serde(default)]
+    pub keystrokes: bool,
+    /// The command after a `command_after` option runs on each path found (`fd PATTERN DIR -x
+    /// CMD`): `{}` (or the path appended, when there is no `{}`) is read as `DIR/**/PATTERN`
+    /// when the pattern is a plain name, else as `{}`.
+    #[serde(default)]
+    pub each_found: bool,
     /// Commands this entry reads: each must reach a command or script through it (tested).
     #[serde(default)]
     pub examples: Vec<String>,

@@ -3,7 +3,7 @@
 //! command, past addresses, `s` and `y` arguments and text commands, for those.
 
 use super::Field;
-use super::nested::{Nested, NestedKind};
+use super::nested::{FileUse, Nested, NestedKind};
 use super::unwrap::{Unwrapped, skip_options};
 
 /// Finds the commands the sed script in `words` (`sed …`) runs.
@@ -20,6 +20,12 @@ pub fn read(words: &[Field], u: &mut Unwrapped) {
     if scripts.is_empty() && !from_file {
         scripts.extend(words.get(i));
     }
+    // `sed -f FILE`: read when this command wrote FILE.
+    for (_, file) in opts.iter().filter(|(n, _)| n == "-f" || n == "--file") {
+        if let Some(file) = file {
+            u.nested.push(Nested { origin: "sed -f".into(), kind: NestedKind::File(file.clone(), FileUse::Sed) });
+        }
+    }
     for script in scripts {
         for kind in commands(&script.text) {
             u.nested.push(Nested { origin: "sed".into(), kind });
@@ -28,7 +34,7 @@ pub fn read(words: &[Field], u: &mut Unwrapped) {
 }
 
 /// What one sed script runs.
-fn commands(script: &str) -> Vec<NestedKind> {
+pub(super) fn commands(script: &str) -> Vec<NestedKind> {
     let b: Vec<char> = script.chars().collect();
     let mut out = Vec::new();
     let mut i = 0;

@@ -28,6 +28,8 @@ enum Step {
     Replace(Vec<Field>),
     /// The wrapper runs this script string through a shell.
     Script(Field),
+    /// The wrapper runs each of these through a shell.
+    Scripts(Vec<Field>),
 }
 
 /// An option seen while skipping options: its name and value, if it took one.
@@ -113,14 +115,32 @@ fn skip_assignments(words: &[Field], mut i: usize) -> usize {
 fn step(prog: &str, w: &[Field]) -> Option<Step> {
     // A wrapper the rules judge themselves (`sshpass -p`) stays in view: `shell::open` reads
     // the command it runs as a nested one.
-    if let Some(p) = catalog::find(prog).filter(|p| p.role == Role::Wrapper && !catalog::named_by_rules(prog)) {
+    // A subcommand's own entry (`tmux if-shell`) comes first, after the program's options; it
+    // reads from the subcommand.
+    let main = catalog::find(prog);
+    let at = main.filter(|p| p.role == Role::Wrapper && !p.subcommands.is_empty()).map_or(1, |p| p.read(w, 1).end);
+    let sub = w.get(at).filter(|f| !f.dynamic && catalog::has_subcommand_entries(prog));
+    let sub = sub.and_then(|f| catalog::find(&format!("{prog} {}", f.text))).filter(|p| p.role == Role::Wrapper);
+    let (entry, w, offset) = match sub {
+        Some(p) => (Some(p), &w[at..], at),
+        None => (main, w, 0),
+    };
+    if let Some(p) = entry.filter(|p| p.role == Role::Wrapper && !catalog::named_by_rules(prog)) {
         let (reading, run) = catalog::read_wrapper(p, w);
         if let Some((_, script)) = reading.scripts.into_iter().next() {
-            return Some(Step::Script(script));
+            return Some(Step::Script(catalog::typed(p, script)));
         }
         return match run {
+            // `tmux if-shell TEST 'run-shell CMD'`: a shell command, then commands of tmux.
+            Some(i) if p.test_then => {
+                let mut scripts = vec![w[i].clone()];
+                scripts.extend(
+                    w[i + 1..].iter().map(|f| Field { text: format!("{prog} {}", f.text), dynamic: f.dynamic }),
+                );
+                Some(Step::Scripts(scripts))
+            }
             Some(i) if p.operands_script => Some(Step::Script(script_of(&w[i..]))),
-            Some(i) => Some(Step::Run(i)),
+            Some(i) => Some(Step::Run(i + offset)),
             None => None,
         };
     }
@@ -340,6 +360,12 @@ pub fn unwrap(mut words: Vec<Field>) -> Unwrapped {
             }
             Some(Step::Script(script)) => {
                 u.nested.push(Nested { origin: prog.clone(), kind: NestedKind::Script(script) });
+                break;
+            }
+            Some(Step::Scripts(scripts)) => {
+                for script in scripts {
+                    u.nested.push(Nested { origin: prog.clone(), kind: NestedKind::Script(script) });
+                }
                 break;
             }
             _ => break,

@@ -17,7 +17,29 @@ impl Analyzer {
         }
         let value = if self.opaque.contains(name) { None } else { value };
         self.assigned.push(name.to_string());
+        // Any assignment to `a` or `a[i]` changes the array `a`.
+        let base = name.split('[').next().unwrap_or(name);
+        if let Some(items) = self.env.get_mut(&array_key(base)) {
+            *items = None;
+        }
         self.env.insert(name.to_string(), value);
+    }
+
+    /// `a=(-rf ~)`: the array's words, when every one is known and there is at least one (an
+    /// empty `"${a[@]}"` is no word at all, which is not modelled). Kept in the variable table
+    /// under `a[@]`, so that it is forgotten wherever the table forgets values.
+    pub(super) fn set_array(&mut self, name: &str, items: Option<Vec<String>>) {
+        let items = items.filter(|i| !i.is_empty() && i.iter().all(|w| !w.contains(ARRAY_SEP)));
+        self.env.insert(array_key(name), items.map(|i| i.join(&ARRAY_SEP.to_string())));
+    }
+
+    /// The words of an array assigned literally, for `"${a[@]}"`.
+    pub(super) fn array_items(&self, name: &str) -> Option<Vec<String>> {
+        if self.opaque.contains(name) || self.namerefs.contains(name) {
+            return None;
+        }
+        let joined = self.env.get(&array_key(name))?.as_ref()?;
+        Some(joined.split(ARRAY_SEP).map(str::to_string).collect())
     }
 
     /// `X=1 :`: dash keeps assignments made before a special builtin; bash does not.
@@ -148,6 +170,13 @@ impl Analyzer {
             self.set_var(&name, None);
         }
     }
+}
+
+/// Separates the words of an array in its entry of the variable table.
+const ARRAY_SEP: char = '\u{1}';
+
+fn array_key(name: &str) -> String {
+    format!("{name}[@]")
 }
 
 #[cfg(test)]

@@ -1,0 +1,54 @@
+//! Shell functions defined earlier in the command and called later (`g() { git "$@"; }; g
+//! reset --hard`): at each call the body is walked again with the call's words as `$1`…, `$@`,
+//! so the commands it runs are judged with the arguments they get.
+
+use super::Field;
+use super::analyze::Analyzer;
+use super::ast::Script;
+
+impl Analyzer {
+    /// Records a function's body under its name.
+    pub(super) fn define_function(&mut self, name: Option<&Field>, bodies: &[Script]) {
+        if let Some(name) = name.filter(|n| !n.dynamic) {
+            self.functions.insert(name.text.clone(), bodies.to_vec());
+        }
+    }
+
+    /// Walks the body of the function `fields[0]` names, if one was defined, as the call runs it.
+    /// A function calling itself is walked once.
+    pub(super) fn call_function(&mut self, fields: &[Field]) {
+        let Some(name) = fields.first().filter(|f| !f.dynamic) else { return };
+        if self.calling.contains(&name.text) {
+            return;
+        }
+        let Some(bodies) = self.functions.get(&name.text).cloned() else { return };
+        if !self.descend(&format!("{}()", name.text)) {
+            return;
+        }
+        self.calling.push(name.text.clone());
+        let outer = self.positional.replace(fields[1..].to_vec());
+        self.in_function += 1;
+        for body in &bodies {
+            self.walk_script(body);
+        }
+        self.in_function -= 1;
+        self.positional = outer;
+        self.calling.pop();
+        self.ascend();
+    }
+
+    /// `set -- …` and `shift` change the positional parameters: not followed.
+    pub(super) fn positional_changed(&mut self, fields: &[Field]) {
+        let program = fields.first().map(|f| f.text.as_str());
+        let sets =
+            program == Some("set") && fields[1..].iter().any(|f| f.text == "--" || !f.text.starts_with(['-', '+']));
+        if sets || program == Some("shift") {
+            self.positional = None;
+        }
+    }
+
+    /// The words `$@` (and `$1`…) stand for inside a function called here; `None` elsewhere.
+    pub(super) fn positional_words(&self) -> Option<&[Field]> {
+        self.positional.as_deref()
+    }
+}
