@@ -129,8 +129,9 @@ fn entry(pk: &mut Packer, p: &RawProgram, file: &str) -> String {
         }
         let (option, operands, under, value_has, value_keys) =
             (pk.s(&r.option), pk.s(&r.operands), pk.list(&r.under), pk.s(&r.value_has), pk.list(&r.value_keys));
+        let unless_given = pk.list(&r.unless_given);
         pk.removes.push(format!(
-            "PackedRemoves {{ option: {option}, operands: {operands}, under: {under}, value_has: {value_has}, value_keys: {value_keys} }}"
+            "PackedRemoves {{ option: {option}, operands: {operands}, under: {under}, value_has: {value_has}, value_keys: {value_keys}, unless_given: {unless_given} }}"
         ));
     }
     let removes = format!("({removes_first}, {})", pk.removes.len());

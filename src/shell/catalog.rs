@@ -56,6 +56,7 @@ pub struct Removes {
     pub under: &'static [&'static str],
     pub value_has: &'static str,
     pub value_keys: &'static [&'static str],
+    pub unless_given: &'static [&'static str],
 }
 
 struct PackedRemoves {
@@ -64,6 +65,7 @@ struct PackedRemoves {
     under: Span,
     value_has: Span,
     value_keys: Span,
+    unless_given: Span,
 }
 
 /// Where a string sits in `CATALOGUE` (or a run of items in `LISTS`, `KEYED`, `ALIASES`).
@@ -170,6 +172,7 @@ fn decoded(i: usize) -> &'static Program {
                         under: strings(r.under),
                         value_has: text(r.value_has),
                         value_keys: strings(r.value_keys),
+                        unless_given: strings(r.unless_given),
                     })
                     .collect(),
             ),

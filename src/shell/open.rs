@@ -156,6 +156,9 @@ pub fn own_language(p: &Program, origin: &str, text: &str, dynamic: bool) -> Vec
 fn removed(p: &Program, origin: &str, words: &[Field], r: &catalog::Reading, u: &mut Unwrapped) {
     for rm in p.removes {
         let Some((_, value)) = r.given.iter().find(|(o, _)| o == rm.option) else { continue };
+        if r.given.iter().any(|(o, _)| rm.unless_given.contains(&o.as_str())) {
+            continue;
+        }
         let value = value.as_deref().unwrap_or("");
         if !value.contains(rm.value_has) {
             continue;

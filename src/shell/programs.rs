@@ -49,6 +49,10 @@ pub struct RawRemoves {
     /// The deleted path is the value of one of these keys in the option's value (`path=X`).
     #[serde(default)]
     pub value_keys: Vec<String>,
+    /// Options with which nothing is deleted (`--dry-run`, `-n`; a short one also counts inside
+    /// a cluster such as `-avn`).
+    #[serde(default)]
+    pub unless_given: Vec<String>,
 }
 
 /// An option whose value is `KEY=COMMAND` or `KEY COMMAND` for some keys (`ssh -o

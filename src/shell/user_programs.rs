@@ -59,6 +59,7 @@ pub fn parse_user(text: &str, file: &str) -> Result<&'static Program, String> {
             under: all(r.under),
             value_has: leak(r.value_has),
             value_keys: all(r.value_keys),
+            unless_given: all(r.unless_given),
         })
         .collect::<Vec<_>>();
     Ok(Box::leak(Box::new(Program {

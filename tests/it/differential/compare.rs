@@ -55,9 +55,25 @@ fn covers(seg: &Segment, argv: &[String], home: &str) -> bool {
         && seg.origin.contains(prog)
         && (0..args.len()).any(|i| {
             let template = &args[i..];
+            // With -I (or --replace, -i) a word holding the replacement string takes the input.
+            let replaced: Vec<String> = template
+                .iter()
+                .zip(&seg.words)
+                .map(|(t, w)| {
+                    if t.contains("{}")
+                        && args[..i]
+                            .iter()
+                            .any(|a| a.starts_with("-I") || a.starts_with("-i") || a.starts_with("--replace"))
+                    {
+                        w.clone()
+                    } else {
+                        t.clone()
+                    }
+                })
+                .collect();
             template.len() <= seg.words.len()
                 && basename(&template[0]) == basename(&seg.words[0])
-                && ctx.matches(&seg.words[1..template.len()], &template[1..])
+                && ctx.matches(&seg.words[1..template.len()], &replaced[1..])
         })
     {
         return true;
