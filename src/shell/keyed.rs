@@ -8,6 +8,9 @@ use super::catalog::Program;
 
 /// The shell commands lines of `text` run through one of `keys` (`\! rm -rf ~` in psql).
 pub fn keyed_lines(text: &str, keys: &[&'static str]) -> Vec<(&'static str, String)> {
+    if keys.is_empty() {
+        return Vec::new();
+    }
     text.lines().filter_map(|line| keyed_command(line, keys)).map(|(k, c)| (k, c.to_string())).collect()
 }
 

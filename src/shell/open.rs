@@ -135,6 +135,10 @@ fn code_kind(lang: &str, code: Field) -> NestedKind {
 /// PROGRAM`, `vim`'s `:!` and `:lua`), for words and for the input it is fed.
 pub fn own_language(p: &Program, origin: &str, text: &str, dynamic: bool) -> Vec<Nested> {
     let mut out = Vec::new();
+    // Most programs have no command language: nothing to look for in their words or input.
+    if p.command_keys.is_empty() && p.code_keys.is_empty() && p.quoted_after.is_empty() {
+        return out;
+    }
     for (key, cmd) in catalog::keyed_lines(text, p.command_keys) {
         let kind = NestedKind::Script(Field { text: cmd, dynamic });
         out.push(Nested { origin: format!("{origin} {key}"), kind });
