@@ -38,7 +38,7 @@ fn main() {
     let dest = Path::new(&out_dir);
     let rust = tables.rust(&blob);
     std::fs::write(dest.join("builtin_rules.rs"), rust).expect("write builtin_rules.rs");
-    std::fs::write(dest.join("builtin_text.txt"), &tables.text).expect("write builtin_text.txt");
+    std::fs::write(dest.join("builtin_text.txt"), &tables.strings.text).expect("write builtin_text.txt");
     std::fs::write(dest.join("builtin_literals.bin"), &tables.bytes).expect("write builtin_literals.bin");
     std::fs::write(dest.join("builtin_dfas.bin"), &blob.bytes).expect("write builtin_dfas.bin");
     std::fs::write(dest.join("builtin_dfas.txt"), blob.summary()).expect("write builtin_dfas.txt");
@@ -50,11 +50,10 @@ fn main() {
 /// has nothing to relocate (`rules::lists`).
 #[derive(Default)]
 struct Tables {
-    text: String,
+    /// Every string, and the example lists as spans of it (the catalogue's packer).
+    strings: catalogue::Packer,
     bytes: Vec<u8>,
     rules: Vec<String>,
-    /// Spans of `text`: example lists.
-    texts: Vec<String>,
     /// Spans of `bytes`: literal sets.
     literals: Vec<String>,
     /// Ranges of `literals`: conjunct lists.
@@ -63,9 +62,7 @@ struct Tables {
 
 impl Tables {
     fn s(&mut self, v: &str) -> String {
-        let start = self.text.len();
-        self.text.push_str(v);
-        format!("({start}, {})", self.text.len())
+        self.strings.s(v)
     }
 
     fn opt(&mut self, v: Option<&str>) -> String {
@@ -73,12 +70,7 @@ impl Tables {
     }
 
     fn texts(&mut self, items: &[String]) -> String {
-        let first = self.texts.len();
-        for i in items {
-            let s = self.s(i);
-            self.texts.push(s);
-        }
-        format!("({first}, {})", self.texts.len())
+        self.strings.list(items)
     }
 
     fn piece(&mut self, p: &blob::Piece) -> String {
@@ -110,7 +102,7 @@ impl Tables {
             format!("static {name}: [{ty}; {}] = [{}];\n", items.len(), items.join(", "))
         };
         let mut out = table("BUILTIN_RULES", "BuiltinRule", &self.rules);
-        out += &table("TEXTS", "Span", &self.texts);
+        out += &table("TEXTS", "Span", &self.strings.lists);
         out += &table("LITERALS", "Span", &self.literals);
         out += &table("SETS", "Span", &self.sets);
         out += &table("PIECES", "Piece", &pieces);

@@ -14,9 +14,10 @@ use crate::programs::{ProgramFile, RawProgram};
 /// to apply for them at start-up (a table of `&str` cost ~10 instructions per string on every
 /// start); `shell::catalog` decodes the one entry a command needs.
 #[derive(Default)]
-struct Packer {
-    text: String,
-    lists: Vec<String>,
+pub struct Packer {
+    pub text: String,
+    /// Spans of `text`: lists of strings.
+    pub lists: Vec<String>,
     keyed: Vec<String>,
     aliases: Vec<String>,
     pairs: Vec<String>,
@@ -24,13 +25,15 @@ struct Packer {
 }
 
 impl Packer {
-    fn s(&mut self, v: &str) -> String {
+    /// `v` appended to the text, as the Rust expression of its span.
+    pub fn s(&mut self, v: &str) -> String {
         let start = self.text.len();
         self.text.push_str(v);
         format!("({start}, {})", self.text.len())
     }
 
-    fn list(&mut self, items: &[String]) -> String {
+    /// `items` appended, as the Rust expression of their range of `lists`.
+    pub fn list(&mut self, items: &[String]) -> String {
         let first = self.lists.len();
         for i in items {
             let s = self.s(i);
