@@ -114,7 +114,12 @@ fn read_str(chars: &[char], i: usize) -> (String, usize) {
 /// What Emacs Lisp code runs or deletes.
 pub fn elisp(code: &str) -> Vec<NestedKind> {
     let mut out = Vec::new();
-    for form in read_all(code) {
+    let forms = read_all(code);
+    if forms.len() >= MAX_FORMS {
+        // The forms past the limit are not read: what they run is not known.
+        out.push(NestedKind::Dynamic(format!("elisp code of more than {MAX_FORMS} forms")));
+    }
+    for form in forms {
         let Some(Sexp::Sym(head)) = form.first() else { continue };
         let args = &form[1..];
         let dynamic = |what: &str| NestedKind::Dynamic(format!("elisp ({head} …) {what} only known when it runs"));
@@ -210,6 +215,12 @@ mod tests {
                 _ => "other".into(),
             })
             .collect()
+    }
+
+    #[test]
+    fn elisp_past_the_form_limit_asks() {
+        let code = "()".repeat(MAX_FORMS + 4) + "(shell-command \"rm -rf ~\")";
+        assert!(elisp(&code).iter().any(|k| matches!(k, NestedKind::Dynamic(_))));
     }
 
     #[test]

@@ -178,11 +178,12 @@ impl Analyzer {
                         && let Some(chosen) = positional(name, raw.as_deref(), &words)
                     {
                         // Inside a function called here: `"$@"`, `$1`, `$#`.
-                        let splits = *quoted || b.ifs.is_none();
+                        // `"$*"` joins the words with IFS's first character: a space unless IFS changed.
+                        let splits = (*quoted || b.ifs.is_none()) && (name != "*" || b.ifs.is_none());
                         if splits || chosen.len() <= 1 {
                             for (k, w) in chosen.iter().enumerate() {
                                 if k > 0 {
-                                    if *quoted { b.end_field() } else { b.push_value(" ", false) }
+                                    if *quoted && name != "*" { b.end_field() } else { b.push_value(" ", *quoted) }
                                 }
                                 let n = b.fields.len();
                                 b.push_value(&w.text, *quoted);
@@ -443,8 +444,13 @@ fn positional(name: &str, raw: Option<&str>, words: &[Field]) -> Option<Vec<Fiel
     if raw.is_some_and(|r| r != name) {
         return None;
     }
+    if super::functions::is_unknown(words)
+        && (matches!(name, "@" | "*" | "#") || name.chars().all(|c| c.is_ascii_digit()) && name != "0")
+    {
+        return Some(vec![Field { text: String::new(), dynamic: true }]);
+    }
     match name {
-        "@" => Some(words.to_vec()),
+        "@" | "*" => Some(words.to_vec()),
         "#" => Some(vec![Field::lit(words.len().to_string())]),
         n if !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) && n != "0" => {
             let i: usize = n.parse().ok()?;

@@ -37,18 +37,51 @@ impl Analyzer {
         self.ascend();
     }
 
-    /// `set -- …` and `shift` change the positional parameters: not followed.
+    /// `set -- …` and `shift` change the positional parameters. Inside a function called here,
+    /// `shift [N]` and `set [--] WORDS` are followed; any other change leaves them unknown (every
+    /// `$1`, `$@` is then dynamic), never the values from before the change.
     pub(super) fn positional_changed(&mut self, fields: &[Field]) {
         let program = fields.first().map(|f| f.text.as_str());
-        let sets =
-            program == Some("set") && fields[1..].iter().any(|f| f.text == "--" || !f.text.starts_with(['-', '+']));
-        if sets || program == Some("shift") {
-            self.positional = None;
+        let args = fields.get(1..).unwrap_or(&[]);
+        let sets = program == Some("set") && args.iter().any(|f| f.text == "--" || !f.text.starts_with(['-', '+']));
+        if !sets && program != Some("shift") {
+            return;
         }
+        let Some(words) = self.positional.as_mut() else { return };
+        let known = args.iter().all(|f| !f.dynamic) && !is_unknown(words);
+        if program == Some("shift") {
+            match args {
+                [] if known => drop(words.drain(..words.len().min(1))),
+                [n] if known => {
+                    // `shift N` past the end, or with N not a number, fails and shifts nothing.
+                    if let Ok(n) = n.text.parse::<usize>()
+                        && n <= words.len()
+                    {
+                        words.drain(..n);
+                    }
+                }
+                _ => *words = unknown(),
+            }
+            return;
+        }
+        let at = args
+            .iter()
+            .position(|f| f.text == "--")
+            .map_or_else(|| args.iter().position(|f| !f.text.starts_with(['-', '+'])).unwrap_or(args.len()), |i| i + 1);
+        *words = if args.iter().all(|f| !f.dynamic) { args[at..].to_vec() } else { unknown() };
     }
 
     /// The words `$@` (and `$1`…) stand for inside a function called here; `None` elsewhere.
     pub(super) fn positional_words(&self) -> Option<&[Field]> {
         self.positional.as_deref()
     }
+}
+
+/// Positional parameters that are not known: one dynamic word standing for all of them.
+pub(super) fn unknown() -> Vec<Field> {
+    vec![Field { text: "\0$@".to_string(), dynamic: true }]
+}
+
+pub(super) fn is_unknown(words: &[Field]) -> bool {
+    matches!(words, [f] if f.dynamic && f.text == "\0$@")
 }

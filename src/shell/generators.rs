@@ -55,7 +55,8 @@ const GENERATORS: &[&str] = &[
     "fzf --zsh",
     "fzf --fish",
     "register-python-argcomplete *",
-    // `<tool> completion <shell>` and its spellings.
+    "just --completions *",
+    // `<tool> completion <shell>` and its spellings, for tools the catalogue or a rule knows.
     "* completion",
     "* completion *",
     "* completion -s *",
@@ -95,10 +96,17 @@ pub(super) fn is_setup_output(origin: &str, text: &str) -> bool {
         return false;
     }
     let words: Vec<&str> = command.split(' ').collect();
-    if PRINTERS.contains(&words[0]) {
+    // A program given by a path (`./evil completion`) is not the well-known tool.
+    if PRINTERS.contains(&words[0]) || words[0].contains('/') {
         return false;
     }
-    GENERATORS.iter().any(|g| matches(&g.split(' ').collect::<Vec<_>>(), &words))
+    // A `*` stands only for a program cmdguard knows (the catalogue or a rule names it): an
+    // unknown one (`./evil completion`, a local script) may print anything.
+    let known = super::catalog::find(words[0]).is_some() || super::catalog::named_by_rules(words[0]);
+    GENERATORS.iter().any(|g| {
+        let pattern: Vec<&str> = g.split(' ').collect();
+        (known || pattern[0] != "*") && matches(&pattern, &words)
+    })
 }
 
 fn matches(pattern: &[&str], words: &[&str]) -> bool {

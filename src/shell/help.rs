@@ -5,6 +5,9 @@
 use super::Field;
 use super::Segment;
 
+/// Programs that read a last word `help` after their subcommands as a request for help.
+const TRAILING_HELP: &[&str] = &["aws"];
+
 /// Programs for which `-h` does something other than print help: `shutdown -h` halts.
 const DASH_H_ACTS: &[&str] = &["shutdown", "halt", "poweroff", "reboot", "sort", "ls", "df", "du", "free"];
 
@@ -30,8 +33,10 @@ impl Segment {
         match last.as_str() {
             "-h" => only_words && !DASH_H_ACTS.contains(&program.as_str()),
             "-?" => only_words,
-            // `aws s3 rm help`: help after the subcommand words, nothing else.
-            "help" => only_words && args.len() <= 4,
+            // `aws s3 rm help`: help after the subcommand words, nothing else, for the programs
+            // that read a trailing `help` so (most take it as one more operand:
+            // `kubectl delete ns prod help` deletes prod).
+            "help" => only_words && args.len() <= 4 && TRAILING_HELP.contains(&program.as_str()),
             _ => false,
         }
     }

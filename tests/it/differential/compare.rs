@@ -37,6 +37,25 @@ pub fn outcome(analysis: &Analysis, started: &[Vec<String>], home: &str) -> Outc
     if missed.is_empty() { Outcome::Covered } else { Outcome::Missed(missed) }
 }
 
+/// The replacement string of xargs options `opts` (`-I R`, `-IR`, `-i[R]`, `--replace[=R]`).
+fn replace_string(opts: &[String]) -> Option<String> {
+    let mut found = None;
+    for (k, o) in opts.iter().enumerate() {
+        if o == "-I" {
+            found = opts.get(k + 1).cloned();
+        } else if let Some(r) = o.strip_prefix("-I") {
+            found = Some(r.to_string());
+        } else if let Some(r) = o.strip_prefix("--replace=") {
+            found = Some(r.to_string());
+        } else if o == "--replace" || o == "-i" {
+            found = Some("{}".to_string());
+        } else if let Some(r) = o.strip_prefix("-i") {
+            found = Some(r.to_string());
+        }
+    }
+    found
+}
+
 /// Whether `seg` stands for the program run with `argv`: the same words (program by basename),
 /// or, for a wrapper the analysis removed (`env X=1 rm d`), its words at the end of `argv`.
 fn covers(seg: &Segment, argv: &[String], home: &str) -> bool {
@@ -55,21 +74,13 @@ fn covers(seg: &Segment, argv: &[String], home: &str) -> bool {
         && seg.origin.contains(prog)
         && (0..args.len()).any(|i| {
             let template = &args[i..];
-            // With -I (or --replace, -i) a word holding the replacement string takes the input.
+            // With -I R (or --replace[=R], -i[R]; R is `{}` by default) a word holding R takes
+            // the input.
+            let repl = replace_string(&args[..i]);
             let replaced: Vec<String> = template
                 .iter()
                 .zip(&seg.words)
-                .map(|(t, w)| {
-                    if t.contains("{}")
-                        && args[..i]
-                            .iter()
-                            .any(|a| a.starts_with("-I") || a.starts_with("-i") || a.starts_with("--replace"))
-                    {
-                        w.clone()
-                    } else {
-                        t.clone()
-                    }
-                })
+                .map(|(t, w)| if repl.as_ref().is_some_and(|r| t.contains(r.as_str())) { w.clone() } else { t.clone() })
                 .collect();
             template.len() <= seg.words.len()
                 && basename(&template[0]) == basename(&seg.words[0])
