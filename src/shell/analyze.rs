@@ -479,6 +479,9 @@ impl Analyzer {
         }
         if seg.words[0] == "cd" && self.possible.is_none() {
             self.changed_directory(&u.words);
+        } else if matches!(seg.words[0].as_str(), "pushd" | "popd" | "source" | "." | "eval") {
+            // They change the directory too, or may (a sourced file or evaluated text can `cd`).
+            self.changed_directory(&[]);
         }
         self.out.segments.push(seg);
         let index = self.out.segments.len() - 1;
