@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-pub use crate::queue::Scope;
+pub use crate::approval::queue::Scope;
 pub use crate::rules::compile::NoTty;
 
 /// Guard an AI agent's shell commands: ordinary commands run at once, dangerous ones stop.

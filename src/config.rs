@@ -5,11 +5,11 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::approval::trust::TrustState;
 use crate::rules::cache::Cache;
 use crate::rules::compile::{self, FileItems};
 use crate::rules::{AllowContext, Layer, Policy, Rule, Settings, Source};
 use crate::state::human_duration;
-use crate::trust::TrustState;
 
 pub const PROJECT_FILE: &str = ".cmdguard.toml";
 pub const SYSTEM_FILE: &str = "/etc/cmdguard/rules.toml";
@@ -146,7 +146,7 @@ pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
         let loosens = if layer.needs_trust() { loosening(&items, &settings) } else { Vec::new() };
         if !loosens.is_empty() {
             // Records that cannot be read trust nothing (fail closed), and say so once.
-            let state = crate::trust::lookup(&path, text.as_bytes()).unwrap_or_else(|e| {
+            let state = crate::approval::trust::lookup(&path, text.as_bytes()).unwrap_or_else(|e| {
                 let damaged = format!("{e:#}");
                 if !notices.contains(&damaged) {
                     notices.push(damaged);

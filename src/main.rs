@@ -41,7 +41,7 @@ pub extern "C" fn main(_argc: std::ffi::c_int, _argv: *const *const std::ffi::c_
 fn guarded_main() -> u8 {
     // An internal error must never let a command through: report it and exit "not run".
     std::panic::set_hook(Box::new(|info| {
-        cmdguard::prompt::restore_terminal();
+        cmdguard::approval::prompt::restore_terminal();
         cmd::watch::restore_terminal();
         eprintln!("cmdguard: internal error, the command was not run: {info}");
         std::process::exit(i32::from(exit::NOT_RUN));

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::audit::DecidedBy;
+use crate::approval::audit::DecidedBy;
 use crate::decide::Decision;
 use crate::rules::Policy;
 use crate::term::escape;

@@ -13,11 +13,11 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use serde::Serialize;
 
+use crate::approval::trust::TrustState;
 use crate::cli::{Global, NoTty};
 use crate::config::{self, PROJECT_FILE};
 use crate::rules::{Layer, Policy, compile};
 use crate::term::escape;
-use crate::trust::TrustState;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -262,7 +262,7 @@ fn project_trust(cwd: &Path) -> Check {
     let Some(loosening) = loosening else {
         return Check::new("trust", Status::Info, format!("{shown} does not load, so its trust was not checked"));
     };
-    let state = match crate::trust::lookup(&path, &text) {
+    let state = match crate::approval::trust::lookup(&path, &text) {
         Ok(s) => s,
         Err(e) => return Check::new("trust", Status::Warn, format!("cannot read the trust records: {e:#}")),
     };
@@ -296,7 +296,7 @@ fn project_trust(cwd: &Path) -> Check {
 
 /// Whether a prompt can reach a person from here, and what happens to an ask when it cannot.
 fn terminal(global: &Global, policy: Option<&Policy>) -> Check {
-    let Err(crate::prompt::NoTerminal(why)) = crate::prompt::check_terminal() else {
+    let Err(crate::approval::prompt::NoTerminal(why)) = crate::approval::prompt::check_terminal() else {
         return Check::new("terminal", Status::Ok, "/dev/tty can be opened: asks are prompted there");
     };
     let no_tty = global.no_tty.or(policy.map(|p| p.settings.no_tty)).unwrap_or_default();

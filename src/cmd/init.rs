@@ -11,12 +11,12 @@ use std::path::Path;
 
 use anyhow::{Result, anyhow, bail};
 
+use crate::approval::trust::Store;
 use crate::cli::{Global, InitArgs};
 use crate::config::{self, PROJECT_FILE};
 use crate::exit::DECLINED;
 use crate::rules::{Layer, Policy, compile};
 use crate::term::escape;
-use crate::trust::Store;
 
 use detect::Finding;
 

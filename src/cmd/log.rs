@@ -5,7 +5,7 @@ use std::io::Write;
 
 use anyhow::{Result, bail};
 
-use crate::audit::{self, Record};
+use crate::approval::audit::{self, Record};
 use crate::cli::{Global, LogArgs, LogVerdict};
 use crate::state;
 use crate::term::escape;

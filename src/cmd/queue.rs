@@ -10,11 +10,12 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 use serde_json::json;
 
+use crate::approval::queue::{self, Decision, Pending, Resolver};
+use crate::approval::session;
 use crate::cli::{ApproveArgs, DenyArgs, Global, Scope};
-use crate::queue::{self, Decision, Pending, Resolver};
+use crate::exit;
 use crate::state::{self, human_duration};
 use crate::term::escape;
-use crate::{exit, session};
 
 pub fn pending(global: &Global) -> Result<u8> {
     let all = queue::all(true)?;
@@ -169,9 +170,9 @@ fn approve_inner(global: &Global, args: &ApproveArgs) -> Result<u8> {
     // Approving runs a command an agent asked for: a key pushed into this terminal by another
     // process must not do it, so the person types back a code only the screen shows.
     text.push_str(&format!("Approve ({})? ", scope.name()));
-    let confirmed = match crate::prompt::confirm_with_code(&text, Duration::from_secs(120)) {
+    let confirmed = match crate::approval::prompt::confirm_with_code(&text, Duration::from_secs(120)) {
         Ok(c) => c,
-        Err(crate::prompt::NoTerminal(why)) => bail!("cannot confirm on the terminal: {why}"),
+        Err(crate::approval::prompt::NoTerminal(why)) => bail!("cannot confirm on the terminal: {why}"),
     };
     if !confirmed {
         return cancelled();
@@ -202,9 +203,9 @@ fn finish(results: impl Iterator<Item = Result<(bool, String)>>) -> Result<u8> {
 }
 
 fn ask(text: &str, keys: &[char]) -> Result<Option<char>> {
-    match crate::prompt::choose(text, keys, Duration::from_secs(120)) {
+    match crate::approval::prompt::choose(text, keys, Duration::from_secs(120)) {
         Ok(k) => Ok(k),
-        Err(crate::prompt::NoTerminal(why)) => bail!("cannot confirm on the terminal: {why}"),
+        Err(crate::approval::prompt::NoTerminal(why)) => bail!("cannot confirm on the terminal: {why}"),
     }
 }
 
@@ -240,7 +241,7 @@ pub fn resolve(
         Some(Scope::Always) => {
             let note =
                 format!("Added by cmdguard on {}: \"always\" from `cmdguard {via}`.", state::rfc3339(state::now()));
-            match crate::always::add(Path::new(&r.cwd), &r.always, &note) {
+            match crate::approval::always::add(Path::new(&r.cwd), &r.always, &note) {
                 Ok(a) if a.trusted => {
                     format!("approved {} always: allow entry in {}", r.id, escape(&a.file.display().to_string()))
                 }

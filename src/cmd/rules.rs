@@ -38,11 +38,11 @@ fn path(global: &Global) -> Result<u8> {
         let state = if s.loaded { "loaded" } else { "not found" };
         let trust = match s.trust {
             None => String::new(),
-            Some(crate::trust::TrustState::Trusted) => "  (trusted: its loosening applies)".into(),
-            Some(crate::trust::TrustState::Changed) => {
+            Some(crate::approval::trust::TrustState::Trusted) => "  (trusted: its loosening applies)".into(),
+            Some(crate::approval::trust::TrustState::Changed) => {
                 "  (changed since trusted: its loosening is ignored until `cmdguard trust`)".into()
             }
-            Some(crate::trust::TrustState::Never) => {
+            Some(crate::approval::trust::TrustState::Never) => {
                 "  (not trusted: its loosening is ignored until `cmdguard trust`)".into()
             }
         };

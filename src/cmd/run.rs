@@ -7,18 +7,19 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use crate::audit::{self, DecidedBy};
+use crate::approval::always;
+use crate::approval::audit::{self, DecidedBy};
+use crate::approval::prompt::{self, Answer, RuleLine};
+use crate::approval::queue;
+use crate::approval::session::{self, Need};
 use crate::cli::{Global, NoTty};
 use crate::decide::{Decision, Verdict, decide, unit_text};
 use crate::exec::{self, Job};
-use crate::prompt::{self, Answer, RuleLine};
-use crate::queue;
 use crate::report::{self, NotRun};
 use crate::rules::{Action, Policy};
-use crate::session::{self, Need};
 use crate::shell::Analysis;
 use crate::signals::Trap;
-use crate::{always, exit, state};
+use crate::{exit, state};
 
 /// One invocation's facts, for the audit log and the prompt.
 pub struct Invocation<'a> {

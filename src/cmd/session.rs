@@ -3,8 +3,8 @@
 use anyhow::Result;
 use serde_json::json;
 
+use crate::approval::session;
 use crate::cli::{Global, SessionCmd};
-use crate::session;
 use crate::state::{human_duration, now};
 use crate::term::escape;
 

@@ -6,11 +6,11 @@ use std::time::Duration;
 
 use anyhow::{Result, bail};
 
+use crate::approval::trust::{Store, TrustState};
 use crate::cli::Global;
 use crate::config;
 use crate::rules::{Layer, compile};
 use crate::term::escape;
-use crate::trust::{Store, TrustState};
 
 use crate::exit::DECLINED;
 
@@ -81,7 +81,7 @@ pub fn trust(_global: &Global, file: Option<&Path>) -> Result<u8> {
     summary.push_str("Trust exactly this content? ");
     // A key pushed into the terminal by another process must not trust a file: the person types
     // back a code only the screen shows.
-    match crate::prompt::confirm_with_code(&summary, Duration::from_secs(300)) {
+    match crate::approval::prompt::confirm_with_code(&summary, Duration::from_secs(300)) {
         Ok(true) => {
             let mut store = Store::open()?;
             // The file must be the one just shown, byte for byte: reread it under the lock, the
@@ -101,7 +101,7 @@ pub fn trust(_global: &Global, file: Option<&Path>) -> Result<u8> {
             println!("not trusted: {shown}");
             Ok(DECLINED)
         }
-        Err(crate::prompt::NoTerminal(why)) => {
+        Err(crate::approval::prompt::NoTerminal(why)) => {
             eprintln!(
                 "cmdguard: trust needs you at a terminal to confirm ({why}); run `cmdguard trust {shown}` in your own terminal"
             );

@@ -13,8 +13,8 @@ use anyhow::{Result, bail};
 use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use crossterm::{cursor, execute, queue, style, terminal};
 
+use crate::approval::queue::{self as q, Pending};
 use crate::cli::{Global, Scope};
-use crate::queue::{self as q, Pending};
 use crate::state;
 use crate::term::escape;
 
@@ -173,7 +173,7 @@ pub fn run(_global: &Global) -> Result<u8> {
                         while event::poll(Duration::ZERO).unwrap_or(false) {
                             let _ = event::read();
                         }
-                        let (code, typed) = (crate::prompt::code::new_code(), String::new());
+                        let (code, typed) = (crate::approval::prompt::code::new_code(), String::new());
                         Mode::Confirm { id: p.request.id.clone(), scope: Some(scope), reason: None, code, typed }
                     }
                 }
@@ -219,7 +219,7 @@ fn explain(p: &Pending) -> Vec<String> {
 }
 
 fn wrap(text: &str, width: usize) -> Vec<String> {
-    crate::prompt::wrap(text, width.max(10))
+    crate::approval::prompt::wrap(text, width.max(10))
 }
 
 fn draw(list: &[Pending], selected: usize, mode: &Mode, status: &str) -> Result<()> {

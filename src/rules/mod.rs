@@ -326,7 +326,7 @@ pub struct Source {
     pub path: String,
     pub loaded: bool,
     /// For files that need trust and loosen something: whether their bytes are trusted.
-    pub trust: Option<crate::trust::TrustState>,
+    pub trust: Option<crate::approval::trust::TrustState>,
 }
 
 impl Source {

@@ -17,7 +17,7 @@ use anyhow::Result;
 use serde_json::{Map, Value, json};
 
 use self::supervise::{Failure, Fallback};
-use crate::audit::DecidedBy;
+use crate::approval::audit::DecidedBy;
 use crate::cli::{Global, HookArgs, Host};
 use crate::decide::{Decision, Verdict, decide};
 use crate::report::NotRun;
@@ -235,7 +235,7 @@ fn decide_for_host(policy: &Policy, command: &str, session_key: Option<&str>, cw
         let project = crate::config::project_root(cwd);
         // A grant this session was given (by `cmdguard approve --scope session`, or at a prompt
         // under the same key) covers the command; a grant file that cannot be read does not.
-        if crate::session::covers(key, &project, &need, policy.settings.session_ttl).unwrap_or(false) {
+        if crate::approval::session::covers(key, &project, &need, policy.settings.session_ttl).unwrap_or(false) {
             decision.verdict = Verdict::Allow;
         }
     }

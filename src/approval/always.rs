@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use toml_edit::{ArrayOfTables, DocumentMut, Item, Table, value};
 
+use crate::approval::trust::{Store, TrustState};
 use crate::config::{self, PROJECT_FILE};
 use crate::rules::Layer;
 use crate::rules::compile;
-use crate::trust::{Store, TrustState};
 
 /// One allow entry to write: a unit's text and the place it runs at (empty: top level).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
-use crate::session::Need;
+use crate::approval::session::Need;
 use crate::signals::{Trap, Woke};
 use crate::state;
 
@@ -287,25 +287,35 @@ fn older_than(path: &Path, secs: u64) -> bool {
 /// Removes a file that has no business in the queue, and records that in the audit log.
 fn discard(path: &Path, why: &str) {
     if std::fs::remove_file(path).is_ok() {
-        let record = crate::audit::Record {
+        let record = crate::approval::audit::Record {
             reason: Some(format!("removed {} from the approval queue: {why}", path.display())),
-            ..crate::audit::Record::new(crate::audit::DecidedBy::Cleanup, String::new(), "ask", Vec::new())
+            ..crate::approval::audit::Record::new(
+                crate::approval::audit::DecidedBy::Cleanup,
+                String::new(),
+                "ask",
+                Vec::new(),
+            )
         };
-        crate::audit::record(&record);
+        crate::approval::audit::record(&record);
     }
 }
 
 /// A waiter that was killed outright could not record its end; the cleanup does.
 fn record_stale(r: &Request) {
-    let record = crate::audit::Record {
+    let record = crate::approval::audit::Record {
         session: r.session.clone(),
         project: r.project.clone(),
         cwd: r.cwd.clone(),
         reason: Some("the waiting cmdguard was gone (killed); its request was removed".into()),
         pid: r.pid,
-        ..crate::audit::Record::new(crate::audit::DecidedBy::Signal, r.command.clone(), "ask", r.rules.clone())
+        ..crate::approval::audit::Record::new(
+            crate::approval::audit::DecidedBy::Signal,
+            r.command.clone(),
+            "ask",
+            r.rules.clone(),
+        )
     };
-    crate::audit::record(&record);
+    crate::approval::audit::record(&record);
 }
 
 /// The live request whose id starts with `prefix`; an error if none or several match.

@@ -1,0 +1,10 @@
+//! The approval side of the pipeline: everything that happens once the rules say a command
+//! needs a human. The prompt on `/dev/tty`, session grants, "always" entries written into the
+//! project's rules file, trust records for rules files that loosen, the queue for commands with
+//! no terminal, and the audit log that records each decision.
+pub mod always;
+pub mod audit;
+pub mod prompt;
+pub mod queue;
+pub mod session;
+pub mod trust;
