@@ -2,6 +2,7 @@
 //! the binary, the integration tests and the benchmarks. The command line lives in `main.rs`.
 
 pub mod approval;
+pub mod blast;
 pub mod cli;
 pub mod cmd;
 pub mod config;

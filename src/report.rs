@@ -44,7 +44,14 @@ pub fn decided_by(not_run: &NotRun<'_>) -> String {
 }
 
 /// The refusal message for stderr.
-pub fn refusal(command: &str, policy: &Policy, decision: &Decision, json: bool, not_run: &NotRun<'_>) -> String {
+pub fn refusal(
+    command: &str,
+    policy: &Policy,
+    decision: &Decision,
+    json: bool,
+    not_run: &NotRun<'_>,
+    stake: Option<&str>,
+) -> String {
     let hits: Vec<_> = decision.hits.iter().filter(|h| h.allowed_by.is_none()).collect();
     if json {
         let rules: Vec<_> = hits
@@ -65,6 +72,7 @@ pub fn refusal(command: &str, policy: &Policy, decision: &Decision, json: bool, 
             "how_to_run": not_run.hint,
             "rules": rules,
             "concerns": concerns,
+            "at_stake": stake,
             "instruction": INSTRUCTION,
         });
         return obj.to_string();
@@ -84,6 +92,9 @@ pub fn refusal(command: &str, policy: &Policy, decision: &Decision, json: bool, 
     }
     for c in &decision.concerns {
         out.push_str(&format!("  {}: {}\n", c.id, escape(&c.detail)));
+    }
+    if let Some(s) = stake {
+        out.push_str(&format!("  at stake: {}\n", escape(s)));
     }
     out.push_str(&format!("  decided by: {}\n", decided_by(not_run)));
     if let Some(r) = not_run.reason {

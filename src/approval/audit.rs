@@ -82,6 +82,9 @@ pub struct Record {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub via: Option<String>,
     pub pid: u32,
+    /// What the command would destroy, when that was measured (`blast`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stake: Option<String>,
 }
 
 impl Record {
@@ -101,6 +104,7 @@ impl Record {
             reason: None,
             via: None,
             pid: std::process::id(),
+            stake: None,
         }
     }
 }

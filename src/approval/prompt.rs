@@ -42,6 +42,8 @@ pub struct Request<'a> {
     /// Where the allow entries of `always` would apply, when not at top level (`ssh prod`).
     pub always_at: Option<&'a str>,
     pub timeout: Duration,
+    /// What the command would destroy (`blast`), shown just above the choices.
+    pub stake: Option<&'a str>,
     /// The engine's analysis trace, for `e`.
     pub explain: &'a dyn Fn() -> String,
 }
@@ -273,6 +275,9 @@ fn render(req: &Request<'_>, width: usize) -> String {
         field(&mut out, "always", &format!("not offered: {why}"), width);
     } else if let Some(at) = req.always_at {
         field(&mut out, "always", &format!("covers this command only where it runs: {}", escape(at)), width);
+    }
+    if let Some(stake) = req.stake {
+        field(&mut out, "at stake", &escape(stake), width);
     }
     out.push_str(&choices(req, width, true));
     out

@@ -46,6 +46,9 @@ pub struct Request {
     pub created_ms: u64,
     /// Seconds the waiter waits before it denies.
     pub timeout: u64,
+    /// What the command would destroy, when measured (`blast`), for `watch` and `pending`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stake: Option<String>,
 }
 
 impl Request {

@@ -1,6 +1,6 @@
 //! `cmdguard explain`: the whole analysis, step by step: the normalized text, each segment with
 //! its unwrapped wrappers and origin, pipelines, every rule hit with the part that matched, and
-//! the verdict.
+//! the verdict, and for a command that asks or is denied, what it would destroy here.
 
 use std::fmt::Write as _;
 
@@ -19,6 +19,13 @@ pub fn run(global: &Global, args: &CommandArgs) -> Result<u8> {
     let analysis = job.analyze(&super::shell(global, &policy)?);
     let decision = decide(&policy, &analysis);
     print!("{}", trace(&policy, &job, &analysis, &decision));
+    let limit = std::time::Duration::from_millis(policy.settings.blast_radius_ms);
+    if matches!(decision.verdict, crate::decide::Verdict::Ask | crate::decide::Verdict::Deny) && !limit.is_zero() {
+        let cwd = super::cwd()?;
+        if let Some(b) = crate::blast::measure(&analysis, &decision, &cwd, limit) {
+            println!("at stake:    {}", escape(&b.summary()));
+        }
+    }
     Ok(0)
 }
 

@@ -54,6 +54,9 @@ pub fn describe(p: &Pending, now: u64) -> String {
         out.push_str(&format!("    in:      {}\n", escape(&r.cwd)));
     }
     out.push_str(&format!("    rules:   {}\n", r.rules.join(", ")));
+    if let Some(s) = &r.stake {
+        out.push_str(&format!("    at stake: {}\n", escape(s)));
+    }
     if p.stale {
         out.push_str("    stale:   its cmdguard is gone\n");
     }

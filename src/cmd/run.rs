@@ -30,6 +30,8 @@ pub struct Invocation<'a> {
     pub command: String,
     pub cwd: PathBuf,
     pub project: PathBuf,
+    /// What the command would destroy (`blast`), measured once it is refused or asked about.
+    pub stake: std::cell::OnceCell<Option<String>>,
 }
 
 impl Invocation<'_> {
@@ -38,11 +40,25 @@ impl Invocation<'_> {
         exec::exec(self.job, &self.shell)
     }
 
+    /// Measures what the command would destroy, once (`blast::measure`).
+    fn measure(&self, policy: &Policy, analysis: &Analysis, decision: &Decision) -> Option<&str> {
+        self.stake
+            .get_or_init(|| {
+                let limit = Duration::from_millis(policy.settings.blast_radius_ms);
+                (!limit.is_zero())
+                    .then(|| crate::blast::measure(analysis, decision, &self.cwd, limit))
+                    .flatten()
+                    .map(|b| b.summary())
+            })
+            .as_deref()
+    }
+
     fn record(&self, policy: &Policy, decision: &Decision, by: DecidedBy, ran: bool) -> audit::Record {
         // An allow entry's record names the rules it let through; any other, the deciding ones.
         let ids = if by == DecidedBy::AllowEntry { decision.allowed_ids(policy) } else { decision.rule_ids(policy) };
         let rules = ids.into_iter().map(String::from).collect();
         audit::Record {
+            stake: self.stake.get().cloned().flatten(),
             session: self.global.session_key.as_deref().map(state::key_hash),
             project: self.project.display().to_string(),
             cwd: self.cwd.display().to_string(),
@@ -62,7 +78,10 @@ pub fn run(global: &Global, job: Job) -> Result<u8> {
         return Ok(exec::exec(&job, &shell));
     }
     let project = crate::config::project_root(&cwd);
-    let inv = Invocation { global, job: &job, shell, command: job.text(), project, cwd };
+    let inv = Invocation { global, job: &job, shell, command: job.text(), project, cwd, stake: Default::default() };
+    if decision.verdict == Verdict::Deny {
+        inv.measure(&policy, &analysis, &decision);
+    }
     match decision.verdict {
         Verdict::Pass => unreachable!("handled above"),
         Verdict::Allow => {
@@ -78,7 +97,8 @@ pub fn run(global: &Global, job: Job) -> Result<u8> {
 }
 
 fn refuse(inv: &Invocation<'_>, policy: &Policy, decision: &Decision, not_run: &NotRun<'_>) -> Result<u8> {
-    eprintln!("{}", report::refusal(&inv.command, policy, decision, inv.global.json, not_run));
+    let stake = inv.stake.get().and_then(Option::as_deref);
+    eprintln!("{}", report::refusal(&inv.command, policy, decision, inv.global.json, not_run, stake));
     Ok(exit::NOT_RUN)
 }
 
@@ -128,6 +148,7 @@ fn ask(inv: &Invocation<'_>, policy: &Policy, analysis: &Analysis, decision: &De
             Err(e) => eprintln!("cmdguard: warning: cannot read this session's grants, asking instead: {e:#}"),
         }
     }
+    let stake = inv.measure(policy, analysis, decision);
     let placed = always_entries(policy, analysis, decision);
     let entries = placed.clone().unwrap_or_default();
     let no_always = if !decision.concerns.is_empty() {
@@ -161,6 +182,7 @@ fn ask(inv: &Invocation<'_>, policy: &Policy, analysis: &Analysis, decision: &De
         no_always,
         always_at: entries.iter().find(|e| !e.place.is_empty()).map(|e| e.place.as_str()),
         timeout: Duration::from_secs(policy.settings.timeout),
+        stake,
         explain: &explain,
     };
     let answer = match prompt::ask(&request) {
@@ -251,6 +273,7 @@ fn wait_in_queue(
         pid_start: queue::process_start(pid),
         created_ms: state::now_ms(),
         timeout: policy.settings.timeout,
+        stake: inv.stake.get().cloned().flatten(),
     };
     let dir = queue::submit(&request)?;
     eprintln!(

@@ -252,6 +252,7 @@ fn draw(list: &[Pending], selected: usize, mode: &Mode, status: &str) -> Result<
                 ("project", escape(&r.project)),
                 ("in", escape(&r.cwd)),
                 ("rules", r.rules.join(", ")),
+                ("at stake", r.stake.as_deref().map(escape).unwrap_or_else(|| "not measured".into())),
                 ("timeout", state::human_duration((r.created() + r.timeout).saturating_sub(now))),
             ] {
                 for (j, l) in wrap(&value, w.saturating_sub(12)).into_iter().enumerate() {

@@ -35,6 +35,8 @@ pub struct FileSettings {
     /// Session grant lifetime without use, in seconds.
     pub session_ttl: Option<u64>,
     pub no_tty: Option<NoTty>,
+    /// Milliseconds for the blast radius.
+    pub blast_radius_ms: Option<u64>,
 }
 
 /// What happens to a command that needs approval when there is no terminal to ask on.
@@ -83,8 +85,15 @@ impl FileSettings {
                 }
             },
         };
+        let blast_radius_ms = match raw.blast_radius_ms {
+            Some(v) if *v.get_ref() > 5000 => {
+                return Err(cx.err(v.span().start, "setting `blast_radius_ms`: at most 5000 (5 seconds)".to_string()));
+            }
+            v => v.map(|v| v.into_inner()),
+        };
         Ok(FileSettings {
             no_tty,
+            blast_radius_ms,
             shell: raw.shell,
             timeout: duration("timeout", 30 * 86_400, raw.timeout)?,
             session_ttl: duration("session_ttl", 365 * 86_400, raw.session_ttl)?,

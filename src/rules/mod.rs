@@ -293,11 +293,19 @@ pub struct Settings {
     /// Seconds a session grant lasts without use.
     pub session_ttl: u64,
     pub no_tty: compile::NoTty,
+    /// Milliseconds for measuring the blast radius; 0 turns it off.
+    pub blast_radius_ms: u64,
 }
 
 impl Default for Settings {
     fn default() -> Settings {
-        Settings { shell: None, timeout: 120, session_ttl: 8 * 3600, no_tty: compile::NoTty::Deny }
+        Settings {
+            shell: None,
+            timeout: 120,
+            session_ttl: 8 * 3600,
+            no_tty: compile::NoTty::Deny,
+            blast_radius_ms: crate::blast::BUDGET.as_millis() as u64,
+        }
     }
 }
 
@@ -315,6 +323,9 @@ impl Settings {
         }
         if let Some(n) = file.no_tty {
             self.no_tty = n;
+        }
+        if let Some(n) = file.blast_radius_ms {
+            self.blast_radius_ms = n;
         }
     }
 }

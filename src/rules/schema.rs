@@ -37,6 +37,8 @@ pub struct RawSettings {
     pub session_ttl: Option<Spanned<DurationSetting>>,
     /// With no terminal to ask on: `deny` (default) or `wait` in the approval queue.
     pub no_tty: Option<Spanned<String>>,
+    /// Milliseconds spent measuring what an asking command would destroy (0: not measured).
+    pub blast_radius_ms: Option<Spanned<u64>>,
 }
 
 /// A duration as written: a number of seconds or a string like `"8h"` or `"1h30m"`.

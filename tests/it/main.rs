@@ -2,6 +2,7 @@
 //! working directory per test). One test binary for the whole suite keeps builds lean.
 
 mod approval;
+mod blast;
 mod cache;
 mod check;
 mod completions;

@@ -210,7 +210,7 @@ fn answer(d: &Dialect, policy: &Policy, command: &str, decision: &Decision) -> A
                 reason: None,
                 hint: None,
             };
-            Answer::Block(bounded(crate::report::refusal(&shown, policy, decision, false, &not_run)))
+            Answer::Block(bounded(crate::report::refusal(&shown, policy, decision, false, &not_run, None)))
         }
         Verdict::Deny => Answer::Block(bounded(crate::report::refusal(
             &shown,
@@ -218,6 +218,7 @@ fn answer(d: &Dialect, policy: &Policy, command: &str, decision: &Decision) -> A
             decision,
             false,
             &NotRun::by(DecidedBy::Rule),
+            None,
         ))),
     }
 }

@@ -16,10 +16,11 @@ use super::super::{Action, Allow, AllowContext, Layer, LazyRegex, LiteralSet, Or
 pub fn encode(items: &FileItems) -> Vec<u8> {
     let FileItems { rules, allows, contexts, disable, settings, programs } = items;
     let mut w = Writer(Vec::with_capacity(64 + rules.len() * 160));
-    let FileSettings { shell, timeout, session_ttl, no_tty } = settings;
+    let FileSettings { shell, timeout, session_ttl, no_tty, blast_radius_ms } = settings;
     w.opt(shell.as_deref(), Writer::str);
     w.opt(*timeout, Writer::uint);
     w.opt(*session_ttl, Writer::uint);
+    w.opt(*blast_radius_ms, Writer::uint);
     w.byte(match no_tty {
         None => 0,
         Some(NoTty::Deny) => 1,
@@ -103,6 +104,7 @@ pub fn decode(payload: &[u8], file: &str, layer: Layer) -> Option<FileItems> {
     let shell = r.opt(Reader::string)?;
     let timeout = r.opt(Reader::uint)?;
     let session_ttl = r.opt(Reader::uint)?;
+    let blast_radius_ms = r.opt(Reader::uint)?;
     let no_tty = match r.byte()? {
         0 => None,
         1 => Some(NoTty::Deny),
@@ -125,7 +127,7 @@ pub fn decode(payload: &[u8], file: &str, layer: Layer) -> Option<FileItems> {
         2 => r.string().map(AllowContext::At),
         _ => None,
     })?;
-    let settings = FileSettings { shell, timeout, session_ttl, no_tty };
+    let settings = FileSettings { shell, timeout, session_ttl, no_tty, blast_radius_ms };
     (r.0.is_empty() && contexts.len() == allows.len()).then_some(FileItems {
         rules,
         allows,
