@@ -243,3 +243,49 @@ fn opencodes_plugin_throws_on_what_cmdguard_refuses() {
     assert_eq!(code(&t.run(["hook", "uninstall", "opencode", "--project"])), 0);
     assert!(!plugin.exists());
 }
+
+#[test]
+fn codex_hooks_kept_in_config_toml_are_edited_there() {
+    let t = TestEnv::new();
+    let path = t.home.join(".codex/config.toml");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let original = "# my Codex\nmodel = \"o4\" # the big one\n\n[[hooks.PostToolUse]]\nmatcher = \"*\"\n\n[[hooks.PostToolUse.hooks]]\ntype = \"command\"\ncommand = \"notify-send done\"\n\n[features]\ncodex_hooks = true\n";
+    std::fs::write(&path, original).unwrap();
+    let o = t.run(["hook", "install", "codex"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        stdout(&o).starts_with(&format!(
+            "cmdguard: installed the codex hook in {}\n  added to [[hooks.PreToolUse]]: matcher = \"Bash\"",
+            path.display()
+        )),
+        "{}",
+        stdout(&o)
+    );
+    assert!(!t.home.join(".codex/hooks.json").exists(), "the hooks stay where the user keeps them");
+    let installed = std::fs::read_to_string(&path).unwrap();
+    // cmdguard's tables join the other hooks; everything else is as it was, comments included.
+    let ours = format!(
+        "[[hooks.PreToolUse]]\nmatcher = \"Bash\"\n\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = \"{} hook codex\"\ntimeout = 30\n\n",
+        exe()
+    );
+    assert!(installed.contains(&ours), "{installed}");
+    assert_eq!(installed.replace(&ours, ""), original, "comments, tables and order kept");
+    assert!(
+        doctor_line(&t, "codex").starts_with("ok    codex: hooked in ~/.codex/config.toml"),
+        "{}",
+        doctor_line(&t, "codex")
+    );
+    assert!(stdout(&t.run(["hook", "install", "codex"])).contains("already installed"));
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), installed);
+    assert_eq!(code(&t.run(["hook", "uninstall", "codex"])), 0);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), original);
+
+    // A config.toml that does not parse is no place to keep hooks: it is left alone, and the
+    // hook goes to hooks.json, which Codex reads as well.
+    let broken = "[[hooks.PreToolUse]]\nmatcher = \"Bash\n";
+    std::fs::write(&path, broken).unwrap();
+    let o = t.run(["hook", "install", "codex"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), broken);
+    assert!(stdout(&o).contains(&format!("in {}", t.home.join(".codex/hooks.json").display())), "{}", stdout(&o));
+}

@@ -49,6 +49,9 @@ pub fn run(setup: &HookSetup) -> Result<u8> {
     let old = crate::state::read_optional(&path)?;
     let shown = path.display();
     let change = match (&target, installing) {
+        (Target::Json { .. }, _) if path.extension().is_some_and(|x| x == "toml") => {
+            codex_toml(&path, old.as_deref(), &command(&program, place.host), installing)?
+        }
         (Target::Json { .. }, _) => edit_json(&target, &path, old.as_deref(), name, installing)?,
         (Target::Own { text, .. }, true) => own_install(&path, old.as_deref(), text, name)?,
         (Target::Own { .. }, false) => own_uninstall(&path, old.as_deref(), name)?,
@@ -100,7 +103,15 @@ fn file(place: &HookPlace, home: &Path, project: &Path) -> PathBuf {
         ),
         Host::Cline => (home.join("Documents/Cline/Hooks/PreToolUse"), ".clinerules/hooks/PreToolUse"),
     };
-    if place.project { project.join(in_project) } else { user }
+    let path = if place.project { project.join(in_project) } else { user };
+    // Codex also reads `[hooks]` tables from config.toml: where the user keeps them there (and
+    // has no hooks.json), that is the file to edit.
+    let toml = path.with_file_name("config.toml");
+    let keeps_hooks = |t: String| t.parse::<toml_edit::DocumentMut>().is_ok_and(|d| d.contains_key("hooks"));
+    if place.host == Host::Codex && !path.exists() && std::fs::read_to_string(&toml).is_ok_and(keeps_hooks) {
+        return toml;
+    }
+    path
 }
 
 pub fn host_name(host: Host) -> &'static str {
@@ -191,7 +202,12 @@ struct Change {
 
 /// Whether a hook entry (`command`, or Copilot's `bash`) runs `cmdguard … hook HOST`.
 fn is_ours(hook: &Json, host: &str) -> bool {
-    let Some(command) = hook.get("command").or_else(|| hook.get("bash")).and_then(Json::as_str) else { return false };
+    let command = hook.get("command").or_else(|| hook.get("bash")).and_then(Json::as_str);
+    command.is_some_and(|c| runs_cmdguard_hook(c, host))
+}
+
+/// Whether a hook command line runs `cmdguard … hook HOST` (any path to cmdguard, any options).
+pub fn runs_cmdguard_hook(command: &str, host: &str) -> bool {
     let words: Vec<&str> = command.split_whitespace().map(|w| w.trim_matches(['"', '\''])).collect();
     let Some(at) = words.iter().position(|w| Path::new(w).file_name().is_some_and(|n| n == "cmdguard")) else {
         return false;
@@ -278,6 +294,13 @@ fn edit_json(target: &Target, path: &Path, old: Option<&[u8]>, host: &str, insta
         doc.remove("hooks");
     }
     Ok(Some(Change { text: Some(doc.pretty()), lines }))
+}
+
+fn codex_toml(path: &Path, old: Option<&[u8]>, command: &str, installing: bool) -> Result<Option<Change>> {
+    let text = String::from_utf8_lossy(old.unwrap_or_default());
+    let entry = super::settings_toml::Entry { event: "PreToolUse", matcher: "Bash", command, timeout: 30 };
+    let edited = super::settings_toml::edit(path, &text, &entry, "codex", installing)?;
+    Ok(edited.map(|(text, lines)| Change { text: Some(text), lines }))
 }
 
 /// The line every file of cmdguard's own carries, so it is told from a file someone wrote.

@@ -13,6 +13,7 @@ mod hosts;
 mod install;
 mod plugin;
 mod settings;
+mod settings_toml;
 mod supervise;
 
 use std::path::Path;
