@@ -289,3 +289,35 @@ fn codex_hooks_kept_in_config_toml_are_edited_there() {
     assert_eq!(std::fs::read_to_string(&path).unwrap(), broken);
     assert!(stdout(&o).contains(&format!("in {}", t.home.join(".codex/hooks.json").display())), "{}", stdout(&o));
 }
+
+#[test]
+fn an_older_entry_is_replaced_and_a_shared_group_kept() {
+    // An entry from the hand-written snippet (cmdguard on PATH) shares its group with another
+    // hook; the settings file is a link into a dotfiles directory.
+    let t = TestEnv::new();
+    let real = t.home.join("dotfiles/claude.json");
+    std::fs::create_dir_all(real.parent().unwrap()).unwrap();
+    std::fs::create_dir_all(t.home.join(".claude")).unwrap();
+    let old = r#"{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "audit-log"}, {"type": "command", "command": "cmdguard hook claude-code"}]}]}}"#;
+    std::fs::write(&real, old).unwrap();
+    std::os::unix::fs::symlink(&real, t.home.join(".claude/settings.json")).unwrap();
+    let o = t.run(["hook", "install", "claude-code"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let said = stdout(&o);
+    assert!(said.contains("  removed from hooks.PreToolUse: {\"type\":\"command\",\"command\":\"cmdguard hook claude-code\"}\n  added to hooks.PreToolUse: "), "{said}");
+    assert!(std::fs::symlink_metadata(t.home.join(".claude/settings.json")).unwrap().file_type().is_symlink());
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&real).unwrap()).unwrap();
+    let groups = v["hooks"]["PreToolUse"].as_array().unwrap();
+    assert_eq!(groups.len(), 2, "{v}");
+    assert_eq!(groups[0]["hooks"], serde_json::json!([{"type": "command", "command": "audit-log"}]));
+    assert_eq!(groups[1]["hooks"][0]["command"], format!("{} hook claude-code", exe()));
+    let o = t.run(["hook", "uninstall", "claude-code"]);
+    assert_eq!(code(&o), 0);
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&real).unwrap()).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "audit-log"}]}]}})
+    );
+    // A mistyped host is a usage error for a person, not the exit 2 a host reads as a block.
+    assert_eq!(code(&t.run(["hook", "install", "claud"])), 64);
+}

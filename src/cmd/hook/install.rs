@@ -42,6 +42,12 @@ pub fn run(setup: &HookSetup) -> Result<u8> {
     let home = directories::BaseDirs::new().map(|d| d.home_dir().to_path_buf()).context("no home directory")?;
     let cwd = super::super::cwd()?;
     let path = file(place, &home, &crate::config::project_root(&cwd));
+    // A settings file kept elsewhere and linked in (dotfiles) is edited where it is; renaming
+    // over the link would replace it with a copy.
+    let path = match std::fs::symlink_metadata(&path) {
+        Ok(m) if m.file_type().is_symlink() => path.canonicalize().unwrap_or(path),
+        _ => path,
+    };
     let program = std::env::current_exe().context("cannot tell where this cmdguard binary is")?;
     let program = program.canonicalize().unwrap_or(program);
     let target = target(place.host, &program);
