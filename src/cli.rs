@@ -166,10 +166,35 @@ pub enum SessionCmd {
 }
 
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct HookArgs {
     /// The agent host whose hook format is read and answered
+    #[arg(value_enum, required = true)]
+    pub host: Option<Host>,
+    /// Write (or remove) cmdguard's hook in a host's own settings
+    #[command(subcommand)]
+    pub setup: Option<HookSetup>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HookSetup {
+    /// Add `cmdguard hook HOST` to the host's settings file (a backup of the old file is kept)
+    Install(HookPlace),
+    /// Remove cmdguard's own hook entry from the host's settings file
+    Uninstall(HookPlace),
+}
+
+#[derive(Debug, Args)]
+pub struct HookPlace {
+    /// The agent host
     #[arg(value_enum)]
     pub host: Host,
+    /// The host's settings for all your projects (the default)
+    #[arg(long, conflicts_with = "project")]
+    pub user: bool,
+    /// The settings of the project in the working directory
+    #[arg(long)]
+    pub project: bool,
 }
 
 /// Agent hosts with a pre-tool-use hook (docs/integrations.md).
@@ -183,6 +208,14 @@ pub enum Host {
     Copilot,
     /// Gemini CLI, BeforeTool
     Gemini,
+    /// Cursor, beforeShellExecution
+    Cursor,
+    /// Windsurf (Cascade), pre_run_command
+    Windsurf,
+    /// OpenCode, through a generated plugin on tool.execute.before
+    Opencode,
+    /// Cline, a PreToolUse hook script
+    Cline,
 }
 
 #[derive(Debug, Args)]
@@ -282,7 +315,11 @@ pub fn fast_parse(args: &[OsString]) -> Option<Cli> {
             }
             "hook" if !check && next_is_last => {
                 let host = <Host as ValueEnum>::from_str(next?.to_str()?, false).ok()?;
-                return Some(Cli { global, command: CommandArgs::default(), sub: Some(Sub::Hook(HookArgs { host })) });
+                return Some(Cli {
+                    global,
+                    command: CommandArgs::default(),
+                    sub: Some(Sub::Hook(HookArgs { host: Some(host), setup: None })),
+                });
             }
             "--json" if inline.is_none() && !global.json => global.json = true,
             "--session-key" if global.session_key.is_none() => {
@@ -333,6 +370,10 @@ mod tests {
             &["cmdguard", "--json", "check", "--batch"],
             &["cmdguard", "hook", "claude-code"],
             &["cmdguard", "--session-key", "k", "hook", "gemini"],
+            &["cmdguard", "hook", "cursor"],
+            &["cmdguard", "hook", "windsurf"],
+            &["cmdguard", "hook", "opencode"],
+            &["cmdguard", "hook", "cline"],
         ];
         for args in accepted {
             let fast = fast_parse(&os(args)).unwrap_or_else(|| panic!("{args:?} should take the fast path"));
@@ -354,6 +395,8 @@ mod tests {
             &["cmdguard", "hook", "codex", "extra"],
             &["cmdguard", "hook", "Codex"],
             &["cmdguard", "check", "hook", "codex"],
+            &["cmdguard", "hook", "install", "codex"],
+            &["cmdguard", "hook", "install"],
             &["cmdguard", "-c", "ls", "extra"],
             &["cmdguard", "--"],
             &["cmdguard", "--json", "--json", "-c", "ls"],

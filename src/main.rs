@@ -63,7 +63,9 @@ fn guarded_main() -> u8 {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
-            let usage = if args.iter().any(|a| a == "hook") { exit::HOOK_BLOCK } else { exit::USAGE };
+            // A host reads exit 2 as a block; `hook install` is run by a person.
+            let setup = args.iter().any(|a| a == "install" || a == "uninstall");
+            let usage = if args.iter().any(|a| a == "hook") && !setup { exit::HOOK_BLOCK } else { exit::USAGE };
             return if e.use_stderr() { usage } else { 0 };
         }
     };

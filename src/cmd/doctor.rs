@@ -4,6 +4,7 @@
 //! binary's hook on two sample calls. Loading the rules (here and in the probe) may create the
 //! state directory or make it 0700, as every cmdguard run does, so that directory is checked first.
 
+mod hook_files;
 mod hosts;
 mod probe;
 

@@ -82,6 +82,10 @@ fn a_healthy_setup_passes() {
         "info  codex: not found (looked for ~/.codex/hooks.json".to_string(),
         "info  copilot: not found".to_string(),
         "info  gemini: not found".to_string(),
+        "info  cursor: not found (looked for ~/.cursor/hooks.json".to_string(),
+        "info  windsurf: not found".to_string(),
+        "info  opencode: not found".to_string(),
+        "info  cline: not found (looked for ~/Documents/Cline/Hooks/PreToolUse".to_string(),
         "ok    probe: `cmdguard hook claude-code` gave no opinion on `ls` and denied `rm -rf ~`".to_string(),
         "nothing failed; 1 warning".to_string(),
     ] {
@@ -99,7 +103,22 @@ fn a_healthy_setup_passes() {
     let names: Vec<&str> = v["checks"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
     assert_eq!(
         names,
-        ["binary", "state", "rules", "trust", "terminal", "claude-code", "codex", "copilot", "gemini", "probe"]
+        [
+            "binary",
+            "state",
+            "rules",
+            "trust",
+            "terminal",
+            "claude-code",
+            "codex",
+            "copilot",
+            "gemini",
+            "cursor",
+            "windsurf",
+            "opencode",
+            "cline",
+            "probe"
+        ]
     );
     assert!(v["checks"].as_array().unwrap().iter().all(|c| c["status"] != "fail"), "{v}");
 }

@@ -27,7 +27,7 @@ const REQUIRED: &[&str] = &[
     "bad-cwd",
 ];
 
-fn fixtures(host: &str) -> Vec<PathBuf> {
+pub fn fixtures(host: &str) -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hooks").join(host);
     let mut cases: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
@@ -39,7 +39,7 @@ fn fixtures(host: &str) -> Vec<PathBuf> {
 }
 
 /// Runs one fixture; returns the output as recorded in `.out` files.
-fn answer(host: &str, fixture: &Path) -> (String, std::process::Output) {
+pub fn answer(host: &str, fixture: &Path) -> (String, std::process::Output) {
     let t = TestEnv::new();
     let project = t.project.to_str().unwrap().to_string();
     for (suffix, user) in [("cmdguard.toml", false), ("user.toml", true)] {

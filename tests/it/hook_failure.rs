@@ -29,7 +29,7 @@ fn call(host: &str, command: &str, padding: usize) -> String {
     v.to_string()
 }
 
-fn feed(mut cmd: Command, input: &str) -> Output {
+pub fn feed(mut cmd: Command, input: &str) -> Output {
     let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     match child.stdin.take().unwrap().write_all(input.as_bytes()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}

@@ -15,6 +15,8 @@ mod expansion;
 mod grants;
 mod hook;
 mod hook_failure;
+mod hook_hosts;
+mod hook_install;
 mod init;
 mod inject;
 mod layering;

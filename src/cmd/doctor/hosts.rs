@@ -50,6 +50,21 @@ const GEMINI: Host = Host {
     note: "",
 };
 
+const CURSOR: Host = Host {
+    name: "cursor",
+    event: "beforeShellExecution",
+    shell_tool: None,
+    snippet: r#"{"version":1,"hooks":{"beforeShellExecution":[{"command":"cmdguard hook cursor","timeout":30,"failClosed":true}]}}"#,
+    note: "",
+};
+const WINDSURF: Host = Host {
+    name: "windsurf",
+    event: "pre_run_command",
+    shell_tool: None,
+    snippet: r#"{"hooks":{"pre_run_command":[{"command":"cmdguard hook windsurf","show_output":true}]}}"#,
+    note: "",
+};
+
 /// One check per host, for the project at `project`.
 pub fn checks(project: &Path) -> Vec<Check> {
     // Without a home directory only the project's files are looked at.
@@ -100,6 +115,18 @@ pub fn checks(project: &Path) -> Vec<Check> {
             &files(vec![gemini.map(|d| d.join("settings.json")), Some(project.join(".gemini/settings.json"))]),
             &home,
         ),
+        check(
+            &CURSOR,
+            &files(vec![Some(home.join(".cursor/hooks.json")), Some(project.join(".cursor/hooks.json"))]),
+            &home,
+        ),
+        check(
+            &WINDSURF,
+            &files(vec![Some(home.join(".codeium/windsurf/hooks.json")), Some(project.join(".windsurf/hooks.json"))]),
+            &home,
+        ),
+        super::hook_files::opencode(project, &home),
+        super::hook_files::cline(project, &home),
     ]
 }
 
@@ -134,7 +161,7 @@ impl Places {
 }
 
 /// `path` with the home directory shown as `~`.
-fn tilde(path: &Path, home: &Path) -> String {
+pub(super) fn tilde(path: &Path, home: &Path) -> String {
     match path.strip_prefix(home) {
         Ok(rest) if !home.as_os_str().is_empty() => format!("~/{}", rest.display()),
         _ => path.display().to_string(),
@@ -164,7 +191,7 @@ fn check(host: &Host, places: &Places, home: &Path) -> Check {
     }
     hooked.dedup();
     let into = present.first().map_or_else(|| "its settings".to_string(), Clone::clone);
-    let add = format!("add to {into} (see docs/integrations.md): {}", host.snippet);
+    let add = format!("add to {into} (or run `cmdguard hook install {}`): {}", host.name, host.snippet);
     match (hooked.is_empty(), problems.is_empty(), present.is_empty()) {
         (false, true, _) => Check::new(host.name, Status::Ok, format!("hooked in {}{}", hooked.join(", "), host.note)),
         (false, false, _) => {
@@ -269,7 +296,7 @@ fn covers(matcher: Option<&str>, tool: &str) -> bool {
 }
 
 /// A program path as the host's shell would read `~/` and `$HOME/` in it.
-fn expand(program: &str, home: &Path) -> PathBuf {
+pub(super) fn expand(program: &str, home: &Path) -> PathBuf {
     match program.strip_prefix("~/").or_else(|| program.strip_prefix("$HOME/")) {
         Some(rest) => home.join(rest),
         None => PathBuf::from(program),

@@ -8,17 +8,24 @@
 //! The analysis runs supervised (`supervise.rs`): if it crashes, runs out of memory or hangs,
 //! the supervising process blocks the call in the host's format.
 
+mod call;
+mod hosts;
+mod install;
+mod plugin;
+mod settings;
+mod settings_toml;
 mod supervise;
 
-use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Result;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
+use self::call::{read_call, read_stdin};
 use self::supervise::{Failure, Fallback};
 use crate::approval::audit::DecidedBy;
 use crate::cli::{Global, HookArgs, Host};
+use crate::cmd::UsageError;
 use crate::decide::{Decision, Verdict, decide};
 use crate::report::NotRun;
 use crate::rules::Policy;
@@ -45,6 +52,8 @@ struct Dialect {
     session: &'static str,
     /// The host has an answer that asks the user.
     can_ask: bool,
+    /// Reads the call where the fields above do not describe it (`hosts.rs`).
+    read: Option<hosts::Reader>,
 }
 
 fn dialect(host: Host) -> Dialect {
@@ -56,6 +65,7 @@ fn dialect(host: Host) -> Dialect {
         input_as_text: false,
         session: "session_id",
         can_ask,
+        read: None,
     };
     match host {
         Host::ClaudeCode => claude_like(true),
@@ -68,6 +78,7 @@ fn dialect(host: Host) -> Dialect {
             input_as_text: true,
             session: "sessionId",
             can_ask: false,
+            read: None,
         },
         Host::Gemini => Dialect {
             event: Some("BeforeTool"),
@@ -77,7 +88,9 @@ fn dialect(host: Host) -> Dialect {
             input_as_text: false,
             session: "session_id",
             can_ask: false,
+            read: None,
         },
+        other => hosts::dialect(other),
     }
 }
 
@@ -91,15 +104,12 @@ enum Answer {
     Block(String),
 }
 
-/// A shell call as the host described it.
-struct Call {
-    command: String,
-    session_key: Option<String>,
-    cwd: Option<PathBuf>,
-}
-
 pub fn run(global: &Global, args: &HookArgs) -> Result<u8> {
-    let host = args.host;
+    let host = match (&args.setup, args.host) {
+        (Some(setup), _) => return install::run(setup),
+        (None, Some(host)) => host,
+        (None, None) => return Err(UsageError("name the agent host: `cmdguard hook HOST`".into()).into()),
+    };
     answer_panics(host);
     Ok(supervise::run(
         |failure| fallback(host, failure),
@@ -110,12 +120,14 @@ pub fn run(global: &Global, args: &HookArgs) -> Result<u8> {
             };
             render(host, answer).into_bytes()
         },
+        |answer| hosts::deliver(host, answer),
     ))
 }
 
 /// The host's block when the analysis itself failed, said on every channel the host might
 /// read: the deny JSON on stdout, the reason on stderr, and exit 2 where that blocks (Claude
-/// Code, Codex and Gemini CLI read only stderr then); Copilot ignores failed hooks, so exit 0.
+/// Code, Codex, Gemini CLI, Windsurf read only stderr then); Copilot and Cline skip failed
+/// hooks, so exit 0 (`hosts::failure_code`).
 fn fallback(host: Host, failure: Failure) -> Fallback {
     let what = match failure {
         Failure::NotStarted => "its analysis could not be started".to_string(),
@@ -129,22 +141,9 @@ fn fallback(host: Host, failure: Failure) -> Fallback {
     );
     Fallback {
         stderr: format!("{reason}\n").into_bytes(),
-        stdout: render(host, Answer::Block(reason)).into_bytes(),
-        code: if host == Host::Copilot { 0 } else { crate::exit::HOOK_BLOCK },
+        stdout: if host == Host::Windsurf { Vec::new() } else { render(host, Answer::Block(reason)).into_bytes() },
+        code: hosts::failure_code(host),
     }
-}
-
-fn read_stdin() -> Result<Vec<u8>, String> {
-    let mut input = Vec::new();
-    std::io::stdin()
-        .lock()
-        .take(MAX_CALL_BYTES + 1)
-        .read_to_end(&mut input)
-        .map_err(|e| format!("standard input could not be read: {e}"))?;
-    if input.len() as u64 > MAX_CALL_BYTES {
-        return Err(format!("the call on standard input is over {} MiB", MAX_CALL_BYTES >> 20));
-    }
-    Ok(input)
 }
 
 fn judge(global: &Global, host: Host, input: &[u8]) -> Answer {
@@ -243,55 +242,6 @@ fn decide_for_host(policy: &Policy, command: &str, session_key: Option<&str>, cw
     decision
 }
 
-/// The shell call in `input`; `None` for another tool; `Err` says what is wrong with the call.
-fn read_call(d: &Dialect, input: &[u8]) -> Result<Option<Call>, String> {
-    if input.iter().all(u8::is_ascii_whitespace) {
-        return Err("standard input was empty: the host sent no tool call".into());
-    }
-    let value: Value = serde_json::from_slice(input).map_err(|e| format!("standard input is not JSON ({e})"))?;
-    let call = value.as_object().ok_or("the call on standard input is not a JSON object")?;
-    if let Some(event) = d.event {
-        match call.get("hook_event_name") {
-            Some(Value::String(e)) if e == event => {}
-            Some(Value::String(e)) => {
-                return Err(format!("the hook ran for the {e:?} event; install `cmdguard hook` under {event}"));
-            }
-            _ => return Err(format!("the call has no \"hook_event_name\" string (expected {event:?})")),
-        }
-    }
-    let tool = string_field(call, d.tool)?.ok_or_else(|| format!("the call has no {:?} string", d.tool))?;
-    if tool != d.shell_tool {
-        return Ok(None);
-    }
-    let session_key = string_field(call, d.session)?.filter(|k| !k.is_empty());
-    let cwd = string_field(call, "cwd")?.map(PathBuf::from);
-    let parsed;
-    let arguments = match call.get(d.input) {
-        Some(Value::String(text)) if d.input_as_text => {
-            parsed = serde_json::from_str::<Value>(text)
-                .map_err(|e| format!("the {:?} of the {tool} call are not JSON ({e})", d.input))?;
-            &parsed
-        }
-        Some(v) => v,
-        None => return Err(format!("the {tool} call has no {:?}", d.input)),
-    };
-    let command = match arguments.get("command") {
-        Some(Value::String(c)) => c.clone(),
-        Some(_) => return Err(format!("the \"command\" in the {:?} of the {tool} call is not a string", d.input)),
-        None => return Err(format!("the {tool} call has no \"command\" string in its {:?}", d.input)),
-    };
-    Ok(Some(Call { command, session_key, cwd }))
-}
-
-/// A field that must be a string when present (`null` counts as absent).
-fn string_field(call: &Map<String, Value>, name: &str) -> Result<Option<String>, String> {
-    match call.get(name) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(_) => Err(format!("the call's {name:?} is not a string")),
-    }
-}
-
 fn blocked(why: &str) -> Answer {
     Answer::Block(format!(
         "cmdguard: NOT RUN: cmdguard could not check this tool call, so it was blocked: {why}. \
@@ -342,6 +292,9 @@ fn bounded(text: String) -> String {
 /// The host's JSON for an answer, written to stdout with exit status 0.
 fn render(host: Host, answer: Answer) -> String {
     let value = match (host, answer) {
+        (Host::Cursor | Host::Windsurf | Host::Opencode | Host::Cline, answer) => {
+            return hosts::render(host, answer).unwrap_or_default();
+        }
         (Host::Gemini, Answer::NoOpinion) => json!({}),
         (_, Answer::NoOpinion) => return String::new(),
         (Host::ClaudeCode | Host::Codex, Answer::Ask(reason)) => claude_output("ask", reason),
@@ -369,8 +322,8 @@ fn claude_output(decision: &str, reason: String) -> Value {
 fn answer_panics(host: Host) {
     std::panic::set_hook(Box::new(move |info| {
         let reason = format!("cmdguard: internal error, the tool call was not checked and must not run: {info}");
-        if host == Host::Copilot {
-            println!("{}", json!({"permissionDecision": "deny", "permissionDecisionReason": reason}));
+        if hosts::failure_code(host) == 0 {
+            print!("{}", render(host, Answer::Block(reason)));
             std::process::exit(0);
         }
         eprintln!("{reason}");

@@ -48,7 +48,13 @@ pub struct Fallback {
 
 /// Runs `analysis` in a child and relays its answer to stdout; if it fails in any way, writes
 /// `fallback`'s answer for that failure. Returns the exit status for the host.
-pub fn run(fallback: impl Fn(Failure) -> Fallback, analysis: impl FnOnce() -> Vec<u8>) -> u8 {
+/// `deliver` writes the child's well-formed answer (after the child has exited) and gives the
+/// exit status.
+pub fn run(
+    fallback: impl Fn(Failure) -> Fallback,
+    analysis: impl FnOnce() -> Vec<u8>,
+    deliver: impl FnOnce(&[u8]) -> u8,
+) -> u8 {
     let fallbacks = FAILURES.map(&fallback);
     let give_up = |f: Failure| answer(&fallbacks[f as usize]);
     let mut buf = vec![0u8; MAX_ANSWER + END.len()];
@@ -82,10 +88,7 @@ pub fn run(fallback: impl Fn(Failure) -> Fallback, analysis: impl FnOnce() -> Ve
             let deadline = Instant::now() + LIMIT;
             let outcome = relay(pid, read_end, &mut buf, deadline);
             match outcome {
-                Ok(n) => {
-                    write_all(1, &buf[..n]);
-                    0
-                }
+                Ok(n) => deliver(&buf[..n]),
                 Err(f) => give_up(f),
             }
         }
@@ -265,6 +268,11 @@ fn answer(f: &Fallback) -> u8 {
     write_all(2, &f.stderr);
     write_all(1, &f.stdout);
     f.code
+}
+
+/// Writes all of `bytes` to `fd` (1 or 2), as the answers are written.
+pub fn write_out(fd: libc::c_int, bytes: &[u8]) {
+    write_all(fd, bytes);
 }
 
 /// Writes all of `bytes` to `fd`, retrying short writes; whether it all went.
