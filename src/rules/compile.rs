@@ -35,6 +35,12 @@ pub struct FileSettings {
     /// Session grant lifetime without use, in seconds.
     pub session_ttl: Option<u64>,
     pub no_tty: Option<NoTty>,
+    /// Approval code lifetime, in seconds.
+    pub code_ttl: Option<u64>,
+    pub notify_command: Option<String>,
+    pub bell: Option<bool>,
+    /// `[hook.HOST]` tables, by host name.
+    pub hooks: Vec<(String, super::hooks::HookSettings)>,
 }
 
 /// What happens to a command that needs approval when there is no terminal to ask on.
@@ -48,8 +54,9 @@ pub enum NoTty {
 }
 
 impl FileSettings {
-    fn from_raw(cx: &Ctx<'_>, raw: Option<RawSettings>) -> Result<FileSettings, ConfigError> {
-        let Some(raw) = raw else { return Ok(FileSettings::default()) };
+    fn from_raw(cx: &Ctx<'_>, raw: Option<RawSettings>, hooks: schema::RawHooks) -> Result<FileSettings, ConfigError> {
+        let hooks = super::hooks::parse(hooks, &|at, message| cx.err(at, message))?;
+        let Some(raw) = raw else { return Ok(FileSettings { hooks, ..FileSettings::default() }) };
         let duration = |name: &str,
                         max: u64,
                         v: Option<Spanned<DurationSetting>>|
@@ -88,6 +95,10 @@ impl FileSettings {
             shell: raw.shell,
             timeout: duration("timeout", 30 * 86_400, raw.timeout)?,
             session_ttl: duration("session_ttl", 365 * 86_400, raw.session_ttl)?,
+            code_ttl: duration("approval_code_ttl", 7 * 86_400, raw.approval_code_ttl)?,
+            notify_command: raw.notify_command,
+            bell: raw.bell,
+            hooks,
         })
     }
 }
@@ -176,7 +187,10 @@ pub fn parse_file(file: &str, text: &str, layer: Layer) -> Result<FileItems, Con
             raw.rules.len() + raw.allows.len()
         )));
     }
-    let mut items = FileItems { settings: FileSettings::from_raw(&cx, raw.settings)?, ..FileItems::default() };
+    let mut items = FileItems {
+        settings: FileSettings::from_raw(&cx, raw.settings, std::mem::take(&mut raw.hook))?,
+        ..FileItems::default()
+    };
     let mut seen = HashSet::new();
     for r in raw.rules {
         let id = r.id.get_ref().clone();

@@ -7,6 +7,7 @@ pub mod builtin;
 pub mod cache;
 pub mod compile;
 mod embedded;
+pub mod hooks;
 mod lists;
 pub mod literals;
 mod pattern;
@@ -293,11 +294,28 @@ pub struct Settings {
     /// Seconds a session grant lasts without use.
     pub session_ttl: u64,
     pub no_tty: compile::NoTty,
+    /// Seconds an approval code of hook mode lives.
+    pub code_ttl: u64,
+    /// Run when a request waits for a human (from a trusted layer only).
+    pub notify_command: Option<String>,
+    /// Ring the bell and send a notification escape when a request waits.
+    pub bell: bool,
+    /// `[hook.HOST]` settings, layered.
+    pub hooks: Vec<(String, hooks::HookSettings)>,
 }
 
 impl Default for Settings {
     fn default() -> Settings {
-        Settings { shell: None, timeout: 120, session_ttl: 8 * 3600, no_tty: compile::NoTty::Deny }
+        Settings {
+            shell: None,
+            timeout: 120,
+            session_ttl: 8 * 3600,
+            no_tty: compile::NoTty::Deny,
+            code_ttl: 600,
+            notify_command: None,
+            bell: true,
+            hooks: Vec::new(),
+        }
     }
 }
 
@@ -316,6 +334,21 @@ impl Settings {
         if let Some(n) = file.no_tty {
             self.no_tty = n;
         }
+        if let Some(t) = file.code_ttl {
+            self.code_ttl = t;
+        }
+        if let Some(c) = &file.notify_command {
+            self.notify_command = Some(c.clone()).filter(|c| !c.trim().is_empty());
+        }
+        if let Some(b) = file.bell {
+            self.bell = b;
+        }
+        hooks::layer(&mut self.hooks, &file.hooks);
+    }
+
+    /// One host's hook settings after layering.
+    pub fn hook(&self, host: &str) -> hooks::HookSettings {
+        self.hooks.iter().find(|(h, _)| h == host).map(|(_, s)| *s).unwrap_or_default()
     }
 }
 

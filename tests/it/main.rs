@@ -13,6 +13,7 @@ mod env;
 mod expansion;
 mod grants;
 mod hook;
+mod hook_approval;
 mod hook_failure;
 mod init;
 mod inject;

@@ -8,6 +8,7 @@
 //! The analysis runs supervised (`supervise.rs`): if it crashes, runs out of memory or hangs,
 //! the supervising process blocks the call in the host's format.
 
+mod approve;
 mod supervise;
 
 use std::io::Read;
@@ -179,6 +180,21 @@ fn judge(global: &Global, host: Host, input: &[u8]) -> Answer {
         }
     };
     let decision = decide_for_host(&policy, &call.command, call.session_key.as_deref(), &cwd);
+    if decision.verdict == Verdict::Ask {
+        let asked = approve::Asked {
+            host,
+            can_ask: d.can_ask,
+            policy: &policy,
+            command: &call.command,
+            session_key: call.session_key.as_deref(),
+            cwd: &cwd,
+            decision: &decision,
+            no_tty: global.no_tty.unwrap_or(policy.settings.no_tty),
+        };
+        if let Some(answer) = approve::on_ask(&asked) {
+            return answer;
+        }
+    }
     answer(&d, &policy, &call.command, &decision)
 }
 
