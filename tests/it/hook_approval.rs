@@ -280,3 +280,27 @@ fn a_hook_on_a_terminal_rings_it_and_never_writes_escapes_to_the_agent() {
     assert!(!stdout(&o).contains('\x07') && !stderr(&o).contains('\x07'));
     assert!(decision("codex", &stdout(&o)).is_some());
 }
+
+#[test]
+fn watch_rings_for_a_new_request_and_the_prompt_rings_when_it_asks() {
+    let t = crate::approval::env_with_rules();
+    let mut w = Asking::at_terminal(&t, &["watch"], &[("TERM_PROGRAM", "WezTerm")]);
+    w.pty.expect("waiting for requests");
+    let mut a = crate::queue::waiter(&t, Some("s-A"), "touch a");
+    let screen = w.pty.expect("touch a");
+    assert!(screen.contains("\x07\x1b]9;cmdguard: approval needed: touch a\x07"), "{screen:?}");
+    a.kill().unwrap();
+    let _ = a.wait();
+    assert_eq!(w.answer("q").code, 0);
+    // With `bell = false`, the prompt stays silent; by default it rings before it asks.
+    for (rules, rings) in [("", true), ("[settings]\nbell = false\n", false)] {
+        let t = crate::approval::env_with_rules();
+        let user = t.home.join(".config/cmdguard/rules.toml");
+        let text = std::fs::read_to_string(&user).unwrap();
+        std::fs::write(&user, format!("{rules}{text}")).unwrap();
+        let mut p = Asking::start(&t, &["-c", "touch ran"]);
+        let screen = p.wait_prompt();
+        assert_eq!(screen.contains('\x07'), rings, "{screen:?}");
+        assert_eq!(p.answer("d").code, 77);
+    }
+}
