@@ -8,7 +8,8 @@ use regex_syntax::hir::Hir;
 use toml::Spanned;
 
 use super::builtin::{self, Span};
-use super::schema::{self, DurationSetting, RawSettings, RuleFile, Target};
+use super::schema::{self, RuleFile, Target};
+pub use super::settings::{FileSettings, NoTty};
 use super::{Allow, AllowContext, Conjuncts, Layer, LazyRegex, LiteralSet, Origin, Pattern, Rule, Texts};
 use crate::config::ConfigError;
 
@@ -24,83 +25,6 @@ pub struct FileItems {
     pub settings: FileSettings,
     /// `[[program]]` entries, checked, as TOML text with the line each starts on.
     pub programs: Vec<(String, usize)>,
-}
-
-/// The settings one file writes, checked.
-#[derive(Debug, Default, Clone)]
-pub struct FileSettings {
-    pub shell: Option<String>,
-    /// Prompt timeout in seconds.
-    pub timeout: Option<u64>,
-    /// Session grant lifetime without use, in seconds.
-    pub session_ttl: Option<u64>,
-    pub no_tty: Option<NoTty>,
-    /// Approval code lifetime, in seconds.
-    pub code_ttl: Option<u64>,
-    pub notify_command: Option<String>,
-    pub bell: Option<bool>,
-    /// `[hook.HOST]` tables, by host name.
-    pub hooks: Vec<(String, super::hooks::HookSettings)>,
-}
-
-/// What happens to a command that needs approval when there is no terminal to ask on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum NoTty {
-    /// Refuse it (exit 77) and tell the agent how a human can approve it.
-    #[default]
-    Deny,
-    /// Park it in the session's approval queue and wait for a human (`cmdguard approve`).
-    Wait,
-}
-
-impl FileSettings {
-    fn from_raw(cx: &Ctx<'_>, raw: Option<RawSettings>, hooks: schema::RawHooks) -> Result<FileSettings, ConfigError> {
-        let hooks = super::hooks::parse(hooks, &|at, message| cx.err(at, message))?;
-        let Some(raw) = raw else { return Ok(FileSettings { hooks, ..FileSettings::default() }) };
-        let duration = |name: &str,
-                        max: u64,
-                        v: Option<Spanned<DurationSetting>>|
-         -> Result<Option<u64>, ConfigError> {
-            let Some(v) = v else { return Ok(None) };
-            let secs = match v.get_ref() {
-                DurationSetting::Seconds(n) => Some(*n),
-                DurationSetting::Text(t) => crate::state::parse_duration(t),
-            };
-            match secs {
-                Some(n) if n > max => Err(cx.err(
-                    v.span().start,
-                    format!("setting `{name}`: at most {}", crate::state::human_duration(max)),
-                )),
-                Some(n) if n > 0 => Ok(Some(n)),
-                _ => Err(cx.err(
-                    v.span().start,
-                    format!("setting `{name}`: write a positive number of seconds or a duration like \"90s\", \"2m\", \"8h\""),
-                )),
-            }
-        };
-        let no_tty = match raw.no_tty {
-            None => None,
-            Some(v) => match v.get_ref().as_str() {
-                "deny" => Some(NoTty::Deny),
-                "wait" => Some(NoTty::Wait),
-                other => {
-                    return Err(
-                        cx.err(v.span().start, format!("setting `no_tty`: {other:?} is not \"deny\" or \"wait\""))
-                    );
-                }
-            },
-        };
-        Ok(FileSettings {
-            no_tty,
-            shell: raw.shell,
-            timeout: duration("timeout", 30 * 86_400, raw.timeout)?,
-            session_ttl: duration("session_ttl", 365 * 86_400, raw.session_ttl)?,
-            code_ttl: duration("approval_code_ttl", 7 * 86_400, raw.approval_code_ttl)?,
-            notify_command: raw.notify_command,
-            bell: raw.bell,
-            hooks,
-        })
-    }
 }
 
 /// The built-in packs as rules.
@@ -188,7 +112,11 @@ pub fn parse_file(file: &str, text: &str, layer: Layer) -> Result<FileItems, Con
         )));
     }
     let mut items = FileItems {
-        settings: FileSettings::from_raw(&cx, raw.settings, std::mem::take(&mut raw.hook))?,
+        settings: FileSettings::from_raw(
+            &|at, message| cx.err(at, message),
+            raw.settings,
+            std::mem::take(&mut raw.hook),
+        )?,
         ..FileItems::default()
     };
     let mut seen = HashSet::new();

@@ -114,3 +114,24 @@ pub fn layer(base: &mut Vec<(String, HookSettings)>, over: &[(String, HookSettin
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{HookApproval, HookSettings, default_wait, layer};
+
+    #[test]
+    fn hook_settings_layer_key_by_key_and_waits_stay_below_the_snippets_timeouts() {
+        let wait = |approval, wait| HookSettings { approval, wait };
+        let mut base = vec![("codex".to_string(), wait(Some(HookApproval::Wait), Some(40)))];
+        layer(
+            &mut base,
+            &[("codex".into(), wait(None, Some(20))), ("gemini".into(), wait(Some(HookApproval::Code), None))],
+        );
+        assert_eq!(base[0].1, wait(Some(HookApproval::Wait), Some(20)));
+        assert_eq!(base[1], ("gemini".to_string(), wait(Some(HookApproval::Code), None)));
+        for host in ["codex", "copilot", "gemini"] {
+            assert!(default_wait(host) < 30, "{host}: the install snippets set 30 s");
+        }
+        assert!(default_wait("claude-code") < 600);
+    }
+}

@@ -13,11 +13,13 @@ pub mod literals;
 mod pattern;
 mod prefilter;
 pub mod schema;
+mod settings;
 
 use std::borrow::Cow;
 
 pub use pattern::{DFA_CACHE_BYTES, LazyRegex, NFA_SIZE_BYTES, Pattern};
 pub use schema::{Action, Target};
+pub use settings::Settings;
 
 use prefilter::Prefilter;
 
@@ -282,73 +284,6 @@ impl AllowContext {
             AllowContext::Any => Some("any"),
             AllowContext::At(at) => Some(at),
         }
-    }
-}
-
-/// Settings after layering.
-#[derive(Debug, Clone)]
-pub struct Settings {
-    pub shell: Option<String>,
-    /// Seconds the prompt waits before it denies.
-    pub timeout: u64,
-    /// Seconds a session grant lasts without use.
-    pub session_ttl: u64,
-    pub no_tty: compile::NoTty,
-    /// Seconds an approval code of hook mode lives.
-    pub code_ttl: u64,
-    /// Run when a request waits for a human (from a trusted layer only).
-    pub notify_command: Option<String>,
-    /// Ring the bell and send a notification escape when a request waits.
-    pub bell: bool,
-    /// `[hook.HOST]` settings, layered.
-    pub hooks: Vec<(String, hooks::HookSettings)>,
-}
-
-impl Default for Settings {
-    fn default() -> Settings {
-        Settings {
-            shell: None,
-            timeout: 120,
-            session_ttl: 8 * 3600,
-            no_tty: compile::NoTty::Deny,
-            code_ttl: 600,
-            notify_command: None,
-            bell: true,
-            hooks: Vec::new(),
-        }
-    }
-}
-
-impl Settings {
-    /// Layers one file's settings over these, key by key.
-    pub fn apply(&mut self, file: &compile::FileSettings) {
-        if let Some(s) = &file.shell {
-            self.shell = Some(s.clone());
-        }
-        if let Some(t) = file.timeout {
-            self.timeout = t;
-        }
-        if let Some(t) = file.session_ttl {
-            self.session_ttl = t;
-        }
-        if let Some(n) = file.no_tty {
-            self.no_tty = n;
-        }
-        if let Some(t) = file.code_ttl {
-            self.code_ttl = t;
-        }
-        if let Some(c) = &file.notify_command {
-            self.notify_command = Some(c.clone()).filter(|c| !c.trim().is_empty());
-        }
-        if let Some(b) = file.bell {
-            self.bell = b;
-        }
-        hooks::layer(&mut self.hooks, &file.hooks);
-    }
-
-    /// One host's hook settings after layering.
-    pub fn hook(&self, host: &str) -> hooks::HookSettings {
-        self.hooks.iter().find(|(h, _)| h == host).map(|(_, s)| *s).unwrap_or_default()
     }
 }
 

@@ -343,6 +343,16 @@ shell = "/bin/bash"
 timeout = "90s"
 session_ttl = 3600
 no_tty = "wait"
+approval_code_ttl = "5m"
+notify_command = "true"
+bell = false
+
+[hook.codex]
+approval = "wait"
+wait = "40s"
+
+[hook.claude-code]
+approval = "code"
 
 [[rule]]
 id = "deploy.prod"
