@@ -163,7 +163,9 @@ fn approve_inner(global: &Global, args: &ApproveArgs) -> Result<u8> {
     let scope = match args.scope {
         Some(Scope::Session) if !can_session => bail!("--scope session needs requests made with a --session-key"),
         Some(Scope::Always) if !can_always => {
-            bail!("--scope always cannot cover this command: cmdguard could not read all of it")
+            bail!(
+                "--scope always cannot cover this command: cmdguard could not read all of it, or a hook asked (approve it once or for the session)"
+            )
         }
         Some(scope) => scope,
         None => {

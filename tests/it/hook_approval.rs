@@ -177,20 +177,29 @@ fn wait_rules(t: &TestEnv, host: &str, wait: &str) {
 
 #[test]
 fn a_waiting_hook_is_let_through_from_another_terminal() {
-    let t = TestEnv::new();
-    wait_rules(&t, "codex", "30s");
-    let hook = waiting_hook(&t, "codex", "s-1");
-    let p = crate::queue::wait_pending(&t, 1);
-    assert_eq!(p[0]["command"], COMMAND);
-    assert_eq!(p[0]["session"], cmdguard::state::key_hash("s-1").as_str());
-    let id = p[0]["id"].as_str().unwrap().to_string();
-    let (status, screen) = approve(&t, &[&id, "--scope", "once"]);
-    assert_eq!(status, 0, "{screen}");
-    let o = hook.wait_with_output().unwrap();
-    assert_eq!(code(&o), 0, "{}", stderr(&o));
-    assert_eq!(decision("codex", &stdout(&o)), None, "approved: no opinion");
-    let audit = t.audit();
-    assert!(audit.iter().any(|r| r["decided_by"] == "queue" && r["ran"] == true), "{audit:?}");
+    // Claude Code too, when its approval is sent through cmdguard's queue.
+    for host in ["codex", "claude-code"] {
+        let t = TestEnv::new();
+        wait_rules(&t, host, "30s");
+        let hook = waiting_hook(&t, host, "s-1");
+        let p = crate::queue::wait_pending(&t, 1);
+        assert_eq!(p[0]["command"], COMMAND);
+        assert_eq!(p[0]["session"], cmdguard::state::key_hash("s-1").as_str());
+        let id = p[0]["id"].as_str().unwrap().to_string();
+        let (status, screen) = approve(&t, &[&id, "--scope", "session"]);
+        assert_eq!(status, 0, "{screen}");
+        let o = hook.wait_with_output().unwrap();
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        assert_eq!(decision(host, &stdout(&o)), None, "{host}: approved: no opinion");
+        let audit = t.audit();
+        assert!(audit.iter().any(|r| r["decided_by"] == "queue" && r["ran"] == true), "{host}: {audit:?}");
+        // Approved for the session: the retry passes at once, another session waits again.
+        assert_eq!(call(&t, host, "s-1", &t.project, COMMAND), None, "{host}");
+        let mut other = waiting_hook(&t, host, "s-2");
+        crate::queue::wait_pending(&t, 1);
+        other.kill().unwrap();
+        let _ = other.wait();
+    }
 }
 
 #[test]
