@@ -313,3 +313,22 @@ fn watch_rings_for_a_new_request_and_the_prompt_rings_when_it_asks() {
         assert_eq!(p.answer("d").code, 77);
     }
 }
+
+#[test]
+fn a_mistyped_hook_setting_is_a_broken_configuration_and_blocks() {
+    for (text, says) in [
+        ("[hook.codex]\napproval = \"maybe\"\n", "approval: \"maybe\" is not"),
+        ("[hook.codexx]\napproval = \"wait\"\n", "unknown agent host"),
+        ("[hook.codex]\nwait = \"20m\"\n", "from 1s to 10m"),
+        ("[hook.codex]\nwiat = \"20s\"\n", "unknown field"),
+    ] {
+        let t = TestEnv::new();
+        t.user_rules(text);
+        let o = t.run(["check", "-c", "ls"]);
+        assert_eq!(code(&o), 78, "{text}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{text}: {}", stderr(&o));
+        let (d, reason) = call(&t, "codex", "s-1", &t.project, "ls").expect("blocked");
+        assert_eq!(d, "deny");
+        assert!(reason.contains("configuration is broken"), "{reason}");
+    }
+}
