@@ -86,11 +86,11 @@ pub enum Sub {
     Init(InitArgs),
     /// Check the installation end to end: PATH, rules, trust, state directory, terminal, agent hooks
     Doctor,
-    /// Commands waiting for approval (no terminal, no_tty = "wait"), across sessions
+    /// Commands waiting for approval (no terminal, no_tty = "wait") and hook approval codes, across sessions
     Pending,
-    /// Approve a waiting command: by id, or the oldest (or --all) of one --session-key
+    /// Approve a waiting command (by id, or the oldest or --all of one --session-key) or a hook's approval code
     Approve(ApproveArgs),
-    /// Deny a waiting command: by id, or the oldest (or --all) of one --session-key
+    /// Deny a waiting command (by id, or the oldest or --all of one --session-key) or withdraw an approval code
     Deny(DenyArgs),
     /// A live full-screen view of the approval queue; decide with keys
     Watch,
@@ -111,7 +111,7 @@ pub enum Sub {
 
 #[derive(Debug, Args)]
 pub struct ApproveArgs {
-    /// The request id, or its first characters (see `cmdguard pending`)
+    /// The request id or its first characters, or an approval code (see `cmdguard pending`)
     pub id: Option<String>,
     /// Every waiting request of the session named by --session-key
     #[arg(long)]
@@ -123,7 +123,7 @@ pub struct ApproveArgs {
 
 #[derive(Debug, Args)]
 pub struct DenyArgs {
-    /// The request id, or its first characters (see `cmdguard pending`)
+    /// The request id or its first characters, or an approval code (see `cmdguard pending`)
     pub id: Option<String>,
     /// Every waiting request of the session named by --session-key
     #[arg(long)]

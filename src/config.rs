@@ -162,6 +162,8 @@ pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
                 items.programs.clear();
                 items.settings.timeout = items.settings.timeout.map(|t| t.min(settings.timeout));
                 items.settings.session_ttl = items.settings.session_ttl.map(|t| t.min(settings.session_ttl));
+                items.settings.code_ttl = items.settings.code_ttl.map(|t| t.min(settings.code_ttl));
+                items.settings.notify_command = None;
             }
         }
         settings.apply(&items.settings);
@@ -267,6 +269,17 @@ pub fn loosening_at(items: &FileItems, contexts: &[AllowContext], below: &Settin
             human_duration(t),
             human_duration(below.session_ttl)
         ));
+    }
+    if let Some(t) = items.settings.code_ttl.filter(|t| *t > below.code_ttl) {
+        out.push(format!(
+            "approval_code_ttl = {} (longer than the {} in force)",
+            human_duration(t),
+            human_duration(below.code_ttl)
+        ));
+    }
+    // A program cmdguard itself runs, outside any guard.
+    if let Some(c) = &items.settings.notify_command {
+        out.push(format!("notify_command = {:?} (a program cmdguard runs unguarded)", crate::term::escape(c)));
     }
     out
 }

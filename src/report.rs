@@ -8,7 +8,7 @@ use crate::decide::Decision;
 use crate::rules::Policy;
 use crate::term::escape;
 
-const INSTRUCTION: &str = "Do not run this command again, or any variation of it, to get around this. Tell the user what you wanted to do and ask them to run it or approve it.";
+pub const INSTRUCTION: &str = "Do not run this command again, or any variation of it, to get around this. Tell the user what you wanted to do and ask them to run it or approve it.";
 
 /// Why a command was not run.
 pub struct NotRun<'a> {
@@ -37,7 +37,7 @@ pub fn decided_by(not_run: &NotRun<'_>) -> String {
         DecidedBy::NoTerminal => format!("nobody could be asked ({detail}); this command needs a human's approval"),
         DecidedBy::Signal => format!("cmdguard was stopped while waiting for approval ({detail}), so it was denied"),
         DecidedBy::Queue => format!("the user, from another terminal ({detail}): they denied it"),
-        DecidedBy::SessionGrant | DecidedBy::AllowEntry | DecidedBy::Cleanup => {
+        DecidedBy::SessionGrant | DecidedBy::AllowEntry | DecidedBy::Cleanup | DecidedBy::ApprovalCode => {
             "an approval (this message should not appear)".into()
         }
     }

@@ -38,6 +38,8 @@ pub enum DecidedBy {
     Signal,
     /// cmdguard removed a file that had no business in its state (`reason` names it).
     Cleanup,
+    /// An approval code a human approved with `cmdguard approve CODE` (hook mode).
+    ApprovalCode,
 }
 
 impl DecidedBy {
@@ -52,6 +54,7 @@ impl DecidedBy {
             DecidedBy::Queue => "queue",
             DecidedBy::Signal => "signal",
             DecidedBy::Cleanup => "cleanup",
+            DecidedBy::ApprovalCode => "approval-code",
         }
     }
 }

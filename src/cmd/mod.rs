@@ -1,6 +1,7 @@
 //! One file per subcommand; `run` is the wrapper itself (`-c STRING` / `-- PROG ARGS…`).
 
 pub mod check;
+pub mod code;
 pub mod completions;
 pub mod doctor;
 pub mod explain;

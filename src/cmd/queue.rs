@@ -19,6 +19,7 @@ use crate::term::escape;
 
 pub fn pending(global: &Global) -> Result<u8> {
     let all = queue::all(true)?;
+    let codes = crate::approval::codes::all()?;
     let now = state::now();
     if global.json {
         for p in &all {
@@ -27,18 +28,33 @@ pub fn pending(global: &Global) -> Result<u8> {
             v["age"] = json!(now.saturating_sub(p.request.created()));
             println!("{v}");
         }
+        for c in &codes {
+            let mut v = serde_json::to_value(c)?;
+            v["kind"] = json!("code");
+            println!("{v}");
+        }
         return Ok(0);
     }
-    if all.is_empty() {
+    if all.is_empty() && codes.is_empty() {
         println!("no commands are waiting for approval");
         return Ok(0);
     }
-    println!("{:<14}{:<11}{:<7}PROJECT", "ID", "SESSION", "AGE");
+    if !all.is_empty() {
+        println!("{:<14}{:<11}{:<7}PROJECT", "ID", "SESSION", "AGE");
+    }
     for p in &all {
         print!("{}", describe(p, now));
     }
     if all.iter().any(|p| p.stale) {
         println!("(stale requests belonged to a cmdguard that is gone; they were removed)");
+    }
+    if !codes.is_empty() {
+        // Hook mode's approval codes: the agent was blocked and told to ask you.
+        println!("{}{:<14}{:<11}{:<7}PROJECT", if all.is_empty() { "" } else { "\n" }, "CODE", "SESSION", "LEFT");
+        for c in &codes {
+            print!("{}", super::code::describe(c, now));
+        }
+        println!("(approve one with `cmdguard approve CODE`; the agent's retry then runs)");
     }
     Ok(0)
 }
@@ -97,7 +113,7 @@ fn targets(global: &Global, id: Option<&str>, all: bool) -> Result<Vec<Pending>>
 }
 
 /// `approve` and `deny` act only for a person at an interactive terminal.
-fn require_terminal(what: &str) -> Result<()> {
+pub fn require_terminal(what: &str) -> Result<()> {
     if !std::io::stdin().is_terminal() {
         bail!(
             "`cmdguard {what}` needs you at an interactive terminal, and its input is not one (a pipe or a file); run it yourself in a terminal"
@@ -139,13 +155,20 @@ fn prepare(global: &Global, verb: &str, id: Option<&str>, all: bool) -> Result<(
 }
 
 fn approve_inner(global: &Global, args: &ApproveArgs) -> Result<u8> {
+    if let Some(code) =
+        args.id.as_deref().map(|id| super::code::approve(id, args.all, args.scope)).transpose()?.flatten()
+    {
+        return Ok(code);
+    }
     let (list, mut text) = prepare(global, "approve", args.id.as_deref(), args.all)?;
     let can_session = list.iter().all(|p| p.request.session.is_some());
     let can_always = list.iter().all(|p| !p.request.always.is_empty());
     let scope = match args.scope {
         Some(Scope::Session) if !can_session => bail!("--scope session needs requests made with a --session-key"),
         Some(Scope::Always) if !can_always => {
-            bail!("--scope always cannot cover this command: cmdguard could not read all of it")
+            bail!(
+                "--scope always cannot cover this command: cmdguard could not read all of it, or a hook asked (approve it once or for the session)"
+            )
         }
         Some(scope) => scope,
         None => {
@@ -184,6 +207,9 @@ fn approve_inner(global: &Global, args: &ApproveArgs) -> Result<u8> {
 }
 
 fn deny_inner(global: &Global, args: &DenyArgs) -> Result<u8> {
+    if let Some(code) = args.id.as_deref().map(super::code::deny).transpose()?.flatten() {
+        return Ok(code);
+    }
     let (list, mut text) = prepare(global, "deny", args.id.as_deref(), args.all)?;
     if let Some(r) = &args.reason {
         text.push_str(&format!("reason for the agent: {}\n", escape(r)));

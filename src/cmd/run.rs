@@ -9,6 +9,7 @@ use anyhow::Result;
 
 use crate::approval::always;
 use crate::approval::audit::{self, DecidedBy};
+use crate::approval::notify;
 use crate::approval::prompt::{self, Answer, RuleLine};
 use crate::approval::queue;
 use crate::approval::session::{self, Need};
@@ -185,6 +186,21 @@ fn ask(inv: &Invocation<'_>, policy: &Policy, analysis: &Analysis, decision: &De
         stake,
         explain: &explain,
     };
+    if prompt::check_terminal().is_ok() {
+        let ids: Vec<String> = decision.rule_ids(policy).into_iter().map(String::from).collect();
+        let hash = inv.global.session_key.as_deref().map(state::key_hash);
+        let waiting = notify::Waiting {
+            kind: "prompt",
+            command: &inv.command,
+            cwd: &cwd,
+            session: hash.as_deref(),
+            rules: &ids,
+            id: None,
+            code: None,
+            host: None,
+        };
+        notify::waiting(policy.settings.bell, policy.settings.notify_command.as_deref(), &waiting);
+    }
     let answer = match prompt::ask(&request) {
         Ok(a) => a,
         Err(prompt::NoTerminal(why)) => {
@@ -276,6 +292,17 @@ fn wait_in_queue(
         stake: inv.stake.get().cloned().flatten(),
     };
     let dir = queue::submit(&request)?;
+    let waiting = notify::Waiting {
+        kind: "queue",
+        command: &request.command,
+        cwd: &request.cwd,
+        session: request.session.as_deref(),
+        rules: &request.rules,
+        id: Some(&request.id),
+        code: None,
+        host: None,
+    };
+    notify::waiting(policy.settings.bell, policy.settings.notify_command.as_deref(), &waiting);
     eprintln!(
         "cmdguard: waiting up to {} for a human to approve request {}: in a terminal, run `cmdguard approve {}` (or `cmdguard deny {}`, `cmdguard pending`, `cmdguard watch`)",
         state::human_duration(request.timeout),

@@ -4,10 +4,11 @@
 //! `r` denies with a reason typed for the agent, `e` shows the analysis; each decision is
 //! confirmed with `y`. `q` or Esc leaves. The terminal is restored on every exit, panics included.
 
+use std::collections::HashSet;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Result, bail};
 use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
@@ -19,6 +20,35 @@ use crate::state;
 use crate::term::escape;
 
 static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// How often the queue's directories are looked at (a `stat` of each; measured latency from a
+/// request to the screen in docs/integrations.md).
+const POLL: Duration = Duration::from_millis(50);
+/// How often the queue is read in full even when nothing changed: ages, timeouts, stale requests.
+const LIST_EVERY: Duration = Duration::from_secs(1);
+
+/// What the queue's directories looked like last time: a new session's directory changes the
+/// root's mtime, a new or removed request its session directory's.
+#[derive(Default)]
+struct Change(Vec<(std::path::PathBuf, Option<SystemTime>)>);
+
+impl Change {
+    /// Whether anything moved since the last call.
+    fn moved(&mut self) -> bool {
+        let Ok(root) = crate::state::dir().map(|d| d.join("queue")) else { return true };
+        let mtime = |p: &std::path::Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+        let mut now = vec![(root.clone(), mtime(&root))];
+        if let Ok(dirs) = std::fs::read_dir(&root) {
+            now.extend(dirs.flatten().map(|e| e.path()).map(|p| {
+                let t = mtime(&p);
+                (p, t)
+            }));
+        }
+        now.sort();
+        let moved = now != self.0;
+        self.0 = now;
+        moved
+    }
+}
 
 /// Leaves the full-screen view, if it is up. Called on exit and from the panic hook.
 pub fn restore_terminal() {
@@ -77,17 +107,35 @@ pub fn run(_global: &Global) -> Result<u8> {
     let mut selected = 0usize;
     let mut mode = Mode::Browse;
     let mut status = String::from("waiting for requests");
+    let bell = crate::config::load(&super::cwd()?, &[]).map_or(true, |p| p.settings.bell);
+    let mut seen = q::all(true)?.into_iter().map(|p| p.request.id).collect::<HashSet<String>>();
+    let mut change = Change::default();
+    let mut list: Vec<Pending> = Vec::new();
+    let mut listed = Instant::now();
+    let mut drawn = true;
     loop {
-        let list: Vec<Pending> = q::all(true)?.into_iter().filter(|p| !p.stale).collect();
-        selected = selected.min(list.len().saturating_sub(1));
-        draw(&list, selected, &mode, &status)?;
+        // A new request shows at once: the queue's directories are looked at every `POLL`, and
+        // read in full only when they changed (or every `LIST_EVERY`, for ages and stale ones).
+        if change.moved() || listed.elapsed() >= LIST_EVERY || drawn {
+            list = q::all(true)?.into_iter().filter(|p| !p.stale).collect();
+            listed = Instant::now();
+            let new: Vec<&Pending> = list.iter().filter(|p| !seen.contains(&p.request.id)).collect();
+            if bell && let Some(p) = new.first() {
+                crate::approval::notify::ring("cmdguard: approval needed", &p.request.command);
+            }
+            seen.extend(new.iter().map(|p| p.request.id.clone()));
+            selected = selected.min(list.len().saturating_sub(1));
+            draw(&list, selected, &mode, &status)?;
+        }
+        drawn = false;
         if let crate::signals::Woke::Signal(sig) = trap.wait(None, Duration::ZERO) {
             return Ok(u8::try_from(128 + sig).unwrap_or(1));
         }
         // EINTR (a signal arrived) is not an error here: the trap reports it on the next round.
-        if !event::poll(Duration::from_millis(400)).unwrap_or(false) {
+        if !event::poll(POLL).unwrap_or(false) {
             continue;
         }
+        drawn = true;
         let Event::Key(key) = event::read()? else { continue };
         if key.kind != KeyEventKind::Press {
             continue;

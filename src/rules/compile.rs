@@ -8,7 +8,8 @@ use regex_syntax::hir::Hir;
 use toml::Spanned;
 
 use super::builtin::{self, Span};
-use super::schema::{self, DurationSetting, RawSettings, RuleFile, Target};
+use super::schema::{self, RuleFile, Target};
+pub use super::settings::{FileSettings, NoTty};
 use super::{Allow, AllowContext, Conjuncts, Layer, LazyRegex, LiteralSet, Origin, Pattern, Rule, Texts};
 use crate::config::ConfigError;
 
@@ -24,81 +25,6 @@ pub struct FileItems {
     pub settings: FileSettings,
     /// `[[program]]` entries, checked, as TOML text with the line each starts on.
     pub programs: Vec<(String, usize)>,
-}
-
-/// The settings one file writes, checked.
-#[derive(Debug, Default, Clone)]
-pub struct FileSettings {
-    pub shell: Option<String>,
-    /// Prompt timeout in seconds.
-    pub timeout: Option<u64>,
-    /// Session grant lifetime without use, in seconds.
-    pub session_ttl: Option<u64>,
-    pub no_tty: Option<NoTty>,
-    /// Milliseconds for the blast radius.
-    pub blast_radius_ms: Option<u64>,
-}
-
-/// What happens to a command that needs approval when there is no terminal to ask on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum NoTty {
-    /// Refuse it (exit 77) and tell the agent how a human can approve it.
-    #[default]
-    Deny,
-    /// Park it in the session's approval queue and wait for a human (`cmdguard approve`).
-    Wait,
-}
-
-impl FileSettings {
-    fn from_raw(cx: &Ctx<'_>, raw: Option<RawSettings>) -> Result<FileSettings, ConfigError> {
-        let Some(raw) = raw else { return Ok(FileSettings::default()) };
-        let duration = |name: &str,
-                        max: u64,
-                        v: Option<Spanned<DurationSetting>>|
-         -> Result<Option<u64>, ConfigError> {
-            let Some(v) = v else { return Ok(None) };
-            let secs = match v.get_ref() {
-                DurationSetting::Seconds(n) => Some(*n),
-                DurationSetting::Text(t) => crate::state::parse_duration(t),
-            };
-            match secs {
-                Some(n) if n > max => Err(cx.err(
-                    v.span().start,
-                    format!("setting `{name}`: at most {}", crate::state::human_duration(max)),
-                )),
-                Some(n) if n > 0 => Ok(Some(n)),
-                _ => Err(cx.err(
-                    v.span().start,
-                    format!("setting `{name}`: write a positive number of seconds or a duration like \"90s\", \"2m\", \"8h\""),
-                )),
-            }
-        };
-        let no_tty = match raw.no_tty {
-            None => None,
-            Some(v) => match v.get_ref().as_str() {
-                "deny" => Some(NoTty::Deny),
-                "wait" => Some(NoTty::Wait),
-                other => {
-                    return Err(
-                        cx.err(v.span().start, format!("setting `no_tty`: {other:?} is not \"deny\" or \"wait\""))
-                    );
-                }
-            },
-        };
-        let blast_radius_ms = match raw.blast_radius_ms {
-            Some(v) if *v.get_ref() > 5000 => {
-                return Err(cx.err(v.span().start, "setting `blast_radius_ms`: at most 5000 (5 seconds)".to_string()));
-            }
-            v => v.map(|v| v.into_inner()),
-        };
-        Ok(FileSettings {
-            no_tty,
-            blast_radius_ms,
-            shell: raw.shell,
-            timeout: duration("timeout", 30 * 86_400, raw.timeout)?,
-            session_ttl: duration("session_ttl", 365 * 86_400, raw.session_ttl)?,
-        })
-    }
 }
 
 /// The built-in packs as rules.
@@ -185,7 +111,14 @@ pub fn parse_file(file: &str, text: &str, layer: Layer) -> Result<FileItems, Con
             raw.rules.len() + raw.allows.len()
         )));
     }
-    let mut items = FileItems { settings: FileSettings::from_raw(&cx, raw.settings)?, ..FileItems::default() };
+    let mut items = FileItems {
+        settings: FileSettings::from_raw(
+            &|at, message| cx.err(at, message),
+            raw.settings,
+            std::mem::take(&mut raw.hook),
+        )?,
+        ..FileItems::default()
+    };
     let mut seen = HashSet::new();
     for r in raw.rules {
         let id = r.id.get_ref().clone();

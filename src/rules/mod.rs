@@ -7,16 +7,19 @@ pub mod builtin;
 pub mod cache;
 pub mod compile;
 mod embedded;
+pub mod hooks;
 mod lists;
 pub mod literals;
 mod pattern;
 mod prefilter;
 pub mod schema;
+mod settings;
 
 use std::borrow::Cow;
 
 pub use pattern::{DFA_CACHE_BYTES, LazyRegex, NFA_SIZE_BYTES, Pattern};
 pub use schema::{Action, Target};
+pub use settings::Settings;
 
 use prefilter::Prefilter;
 
@@ -280,52 +283,6 @@ impl AllowContext {
             AllowContext::Top => None,
             AllowContext::Any => Some("any"),
             AllowContext::At(at) => Some(at),
-        }
-    }
-}
-
-/// Settings after layering.
-#[derive(Debug, Clone)]
-pub struct Settings {
-    pub shell: Option<String>,
-    /// Seconds the prompt waits before it denies.
-    pub timeout: u64,
-    /// Seconds a session grant lasts without use.
-    pub session_ttl: u64,
-    pub no_tty: compile::NoTty,
-    /// Milliseconds for measuring the blast radius; 0 turns it off.
-    pub blast_radius_ms: u64,
-}
-
-impl Default for Settings {
-    fn default() -> Settings {
-        Settings {
-            shell: None,
-            timeout: 120,
-            session_ttl: 8 * 3600,
-            no_tty: compile::NoTty::Deny,
-            blast_radius_ms: crate::blast::BUDGET.as_millis() as u64,
-        }
-    }
-}
-
-impl Settings {
-    /// Layers one file's settings over these, key by key.
-    pub fn apply(&mut self, file: &compile::FileSettings) {
-        if let Some(s) = &file.shell {
-            self.shell = Some(s.clone());
-        }
-        if let Some(t) = file.timeout {
-            self.timeout = t;
-        }
-        if let Some(t) = file.session_ttl {
-            self.session_ttl = t;
-        }
-        if let Some(n) = file.no_tty {
-            self.no_tty = n;
-        }
-        if let Some(n) = file.blast_radius_ms {
-            self.blast_radius_ms = n;
         }
     }
 }

@@ -24,6 +24,22 @@ pub struct RuleFile {
     /// `shell::catalog` when the file is checked.
     #[serde(default, rename = "program")]
     pub programs: Vec<Spanned<toml::Table>>,
+    /// How hook mode gets approval, per agent host: `[hook.codex] approval = "wait"`.
+    #[serde(default)]
+    pub hook: RawHooks,
+}
+
+/// The `[hook.HOST]` tables of one file, by host name.
+pub type RawHooks = std::collections::BTreeMap<String, Spanned<RawHook>>;
+
+/// One host's `[hook.HOST]` table.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHook {
+    /// `native` (the host asks), `code` (a block with an approval code) or `wait` (the queue).
+    pub approval: Option<Spanned<String>>,
+    /// How long a hook waits in the queue; must stay below the host's hook timeout.
+    pub wait: Option<Spanned<DurationSetting>>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -39,6 +55,12 @@ pub struct RawSettings {
     pub no_tty: Option<Spanned<String>>,
     /// Milliseconds spent measuring what an asking command would destroy (0: not measured).
     pub blast_radius_ms: Option<Spanned<u64>>,
+    /// How long an approval code of hook mode lives (default 10 minutes).
+    pub approval_code_ttl: Option<Spanned<DurationSetting>>,
+    /// A shell command run when a request waits for a human, with the request as JSON on stdin.
+    pub notify_command: Option<String>,
+    /// Ring the terminal bell (and send a desktop notification escape) when a request waits.
+    pub bell: Option<bool>,
 }
 
 /// A duration as written: a number of seconds or a string like `"8h"` or `"1h30m"`.

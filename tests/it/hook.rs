@@ -50,7 +50,30 @@ pub fn answer(host: &str, fixture: &Path) -> (String, std::process::Output) {
     let input = std::fs::read_to_string(fixture).unwrap().replace("{{PROJECT}}", &project);
     let o = t.run_with_input(&["hook", host], &input);
     let record = format!("exit: {}\n--- stdout\n{}--- stderr\n{}", code(&o), stdout(&o), stderr(&o));
-    (record.replace(&project, "{{PROJECT}}"), o)
+    let home = t.home.to_str().unwrap();
+    (mask_codes(&record.replace(&project, "{{PROJECT}}").replace(home, "{{HOME}}")), o)
+}
+
+/// `text` with every approval code (random) shown as `{{CODE}}`.
+pub fn mask_codes(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("cmdguard approve ") {
+        let (head, tail) = rest.split_at(at + "cmdguard approve ".len());
+        out.push_str(head);
+        rest = tail;
+        if rest.len() >= 6 && rest.as_bytes()[..6].iter().all(u8::is_ascii_alphanumeric) {
+            out.push_str("{{CODE}}");
+            rest = &rest[6..];
+        }
+    }
+    out + rest
+}
+
+/// The approval code in a hook's reason.
+pub fn code_in(reason: &str) -> String {
+    let at = reason.find("cmdguard approve ").unwrap_or_else(|| panic!("no approval code in: {reason}"));
+    reason[at + "cmdguard approve ".len()..][..6].to_string()
 }
 
 #[test]

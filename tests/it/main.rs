@@ -14,6 +14,7 @@ mod env;
 mod expansion;
 mod grants;
 mod hook;
+mod hook_approval;
 mod hook_failure;
 mod hook_hosts;
 mod hook_install;

@@ -15,14 +15,20 @@ const LEN: usize = 4;
 
 /// A fresh code from the kernel's random source.
 pub fn new_code() -> String {
+    random_code(LEN)
+}
+
+/// `len` characters of `ALPHABET` from the kernel's random source (also the approval codes of
+/// hook mode, `approval::codes`).
+pub fn random_code(len: usize) -> String {
     // Rejection sampling keeps every character equally likely.
     let limit = 256 - 256 % ALPHABET.len();
     let mut code = String::new();
-    while code.len() < LEN {
+    while code.len() < len {
         let bytes = crate::state::random_hex(16);
         for pair in bytes.as_bytes().chunks(2) {
             let b = std::str::from_utf8(pair).ok().and_then(|h| u8::from_str_radix(h, 16).ok()).unwrap_or(255);
-            if usize::from(b) < limit && code.len() < LEN {
+            if usize::from(b) < limit && code.len() < len {
                 code.push(char::from(ALPHABET[usize::from(b) % ALPHABET.len()]));
             }
         }

@@ -8,6 +8,7 @@
 //! The analysis runs supervised (`supervise.rs`): if it crashes, runs out of memory or hangs,
 //! the supervising process blocks the call in the host's format.
 
+mod approve;
 mod call;
 mod hosts;
 mod install;
@@ -177,8 +178,37 @@ fn judge(global: &Global, host: Host, input: &[u8]) -> Answer {
             ));
         }
     };
-    let decision = decide_for_host(&policy, &call.command, call.session_key.as_deref(), &cwd);
-    answer(&d, &policy, &call.command, &decision)
+    let (analysis, decision) = decide_for_host(&policy, &call.command, call.session_key.as_deref(), &cwd);
+    if decision.verdict == Verdict::Ask {
+        let asked = approve::Asked {
+            host,
+            can_ask: d.can_ask,
+            policy: &policy,
+            command: &call.command,
+            session_key: call.session_key.as_deref(),
+            cwd: &cwd,
+            decision: &decision,
+            analysis: &analysis,
+            stake: Default::default(),
+            no_tty: global.no_tty.unwrap_or(policy.settings.no_tty),
+        };
+        if let Some(answer) = approve::on_ask(&asked) {
+            return answer;
+        }
+    }
+    let stake = (decision.verdict == Verdict::Deny).then(|| stake_of(&policy, &analysis, &decision, &cwd)).flatten();
+    answer(&d, &policy, &call.command, &decision, stake.as_deref())
+}
+
+/// What the command would destroy here (`blast`), when its verdict asks or denies.
+pub(super) fn stake_of(
+    policy: &Policy,
+    analysis: &crate::shell::Analysis,
+    decision: &Decision,
+    cwd: &Path,
+) -> Option<String> {
+    let limit = std::time::Duration::from_millis(policy.settings.blast_radius_ms);
+    (!limit.is_zero()).then(|| crate::blast::measure(analysis, decision, cwd, limit)).flatten().map(|b| b.summary())
 }
 
 /// The host's answer to a call under `policy`, without session grants or a working directory:
@@ -188,7 +218,7 @@ pub fn answer_for(host: Host, input: &[u8], policy: &Policy) -> String {
     let answer = match read_call(&d, input) {
         Ok(Some(call)) => {
             let analysis = analyze_script_in(&call.command, crate::shell::Dialect::Both);
-            answer(&d, policy, &call.command, &decide(policy, &analysis))
+            answer(&d, policy, &call.command, &decide(policy, &analysis), None)
         }
         Ok(None) => Answer::NoOpinion,
         Err(why) => blocked(&why),
@@ -197,7 +227,7 @@ pub fn answer_for(host: Host, input: &[u8], policy: &Policy) -> String {
 }
 
 /// What the host is told about a command given the decision on it.
-fn answer(d: &Dialect, policy: &Policy, command: &str, decision: &Decision) -> Answer {
+fn answer(d: &Dialect, policy: &Policy, command: &str, decision: &Decision, stake: Option<&str>) -> Answer {
     let shown = shorten(command);
     match decision.verdict {
         Verdict::Pass | Verdict::Allow => Answer::NoOpinion,
@@ -209,7 +239,7 @@ fn answer(d: &Dialect, policy: &Policy, command: &str, decision: &Decision) -> A
                 reason: None,
                 hint: None,
             };
-            Answer::Block(bounded(crate::report::refusal(&shown, policy, decision, false, &not_run, None)))
+            Answer::Block(bounded(crate::report::refusal(&shown, policy, decision, false, &not_run, stake)))
         }
         Verdict::Deny => Answer::Block(bounded(crate::report::refusal(
             &shown,
@@ -217,17 +247,23 @@ fn answer(d: &Dialect, policy: &Policy, command: &str, decision: &Decision) -> A
             decision,
             false,
             &NotRun::by(DecidedBy::Rule),
-            None,
+            stake,
         ))),
     }
 }
 
 /// The decision on one command of a host's call. The session key (from the call, never the
 /// environment) and the directory are what session grants are looked up by.
-fn decide_for_host(policy: &Policy, command: &str, session_key: Option<&str>, cwd: &Path) -> Decision {
+fn decide_for_host(
+    policy: &Policy,
+    command: &str,
+    session_key: Option<&str>,
+    cwd: &Path,
+) -> (crate::shell::Analysis, Decision) {
     // The hosts run their shell tool's commands with the user's shell (bash, zsh, sometimes
     // sh): text that bash and dash read differently is judged both ways.
-    let mut decision = decide(policy, &analyze_script_in(command, crate::shell::Dialect::Both));
+    let analysis = analyze_script_in(command, crate::shell::Dialect::Both);
+    let mut decision = decide(policy, &analysis);
     if decision.verdict == Verdict::Ask
         && let Some(key) = session_key
     {
@@ -239,7 +275,7 @@ fn decide_for_host(policy: &Policy, command: &str, session_key: Option<&str>, cw
             decision.verdict = Verdict::Allow;
         }
     }
-    decision
+    (analysis, decision)
 }
 
 fn blocked(why: &str) -> Answer {

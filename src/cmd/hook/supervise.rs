@@ -6,7 +6,8 @@
 //!
 //! After the fork the parent allocates nothing: it polls, reads into a buffer sized before the
 //! fork, waits and writes bytes it already has, so the memory that killed the child cannot kill
-//! the parent. The child's address space is capped (`MEMORY_CAP`), so an analysis that blows
+//! the parent. A child about to wait for a human (hook-mode approval through the queue) first
+//! says so (`extend`), and the parent then waits that much longer, no more than `MAX_WAIT`. The child's address space is capped (`MEMORY_CAP`), so an analysis that blows
 //! up dies on its own allocation failure instead of pushing the machine into swap.
 
 use std::time::{Duration, Instant};
@@ -23,6 +24,21 @@ const MAX_ANSWER: usize = 64 << 10;
 /// Ends every answer the child writes, so a child that dies halfway is told from one that
 /// said "no opinion" (an empty answer). JSON text never holds a NUL byte.
 const END: &[u8] = b"\0cmdguard answer end\0";
+/// Written by the child before anything else when it waits for a human, followed by the wait in
+/// seconds as four digits and a NUL (`extend`).
+const WAIT: &[u8] = b"\0cmdguard wait ";
+const WAIT_LEN: usize = WAIT.len() + 5;
+/// The longest wait the parent grants, on top of `LIMIT`.
+pub const MAX_WAIT: Duration = Duration::from_secs(600);
+
+/// In the child: the analysis is done and the child now waits up to `wait` for a human, so the
+/// parent must wait that much longer before it gives up on the child.
+pub fn extend(wait: Duration) {
+    let secs = wait.min(MAX_WAIT).as_secs();
+    let mut mark = WAIT.to_vec();
+    mark.extend_from_slice(format!("{secs:04}\0").as_bytes());
+    write_all(1, &mark);
+}
 
 /// Why the parent answers instead of the analysis.
 #[derive(Debug, Clone, Copy)]
@@ -172,8 +188,9 @@ unsafe fn cap_memory() {
 
 /// Reads the child's answer and waits for it to exit, all by `deadline`. `Ok(n)`: the first
 /// `n` bytes of `buf` are the answer to write.
-fn relay(pid: libc::pid_t, fd: libc::c_int, buf: &mut [u8], deadline: Instant) -> Result<usize, Failure> {
+fn relay(pid: libc::pid_t, fd: libc::c_int, buf: &mut [u8], mut deadline: Instant) -> Result<usize, Failure> {
     let mut len = 0;
+    let mut extended = false;
     let read = loop {
         let Some(left) = remaining(deadline) else { break Err(Failure::TimedOut) };
         let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
@@ -189,7 +206,15 @@ fn relay(pid: libc::pid_t, fd: libc::c_int, buf: &mut [u8], deadline: Instant) -
         let n = unsafe { libc::read(fd, buf[len..].as_mut_ptr().cast(), buf.len() - len) };
         match n {
             0 => break Ok(()),
-            n if n > 0 => len += n as usize,
+            n if n > 0 => {
+                len += n as usize;
+                if !extended && len >= WAIT_LEN && buf.starts_with(WAIT) {
+                    extended = true;
+                    deadline = Instant::now() + LIMIT + wait_of(&buf[WAIT.len()..WAIT_LEN]);
+                    buf.copy_within(WAIT_LEN..len, 0);
+                    len -= WAIT_LEN;
+                }
+            }
             _ if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
             _ => break Err(Failure::NoAnswer),
         }
@@ -203,6 +228,18 @@ fn relay(pid: libc::pid_t, fd: libc::c_int, buf: &mut [u8], deadline: Instant) -
         Some(s) if libc::WIFEXITED(s) && libc::WEXITSTATUS(s) == 0 => well_formed(&buf[..len]).ok_or(Failure::NoAnswer),
         Some(_) => Err(Failure::Crashed),
     }
+}
+
+/// The wait in an `extend` mark (four digits and a NUL), at most `MAX_WAIT`; zero if malformed.
+fn wait_of(digits: &[u8]) -> Duration {
+    let mut secs = 0u64;
+    for &d in &digits[..4] {
+        if !d.is_ascii_digit() {
+            return Duration::ZERO;
+        }
+        secs = secs * 10 + u64::from(d - b'0');
+    }
+    Duration::from_secs(secs).min(MAX_WAIT)
 }
 
 /// Milliseconds left until `deadline` (at least 1), or `None` once it has passed.
@@ -291,7 +328,7 @@ fn write_all(fd: libc::c_int, mut bytes: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{END, well_formed};
+    use super::{END, MAX_WAIT, wait_of, well_formed};
 
     #[test]
     fn only_whole_answers_are_relayed() {
@@ -304,5 +341,12 @@ mod tests {
         for bad in unframed.into_iter().map(<[u8]>::to_vec).chain(framed.into_iter().map(with_end)) {
             assert_eq!(well_formed(&bad), None, "{:?}", String::from_utf8_lossy(&bad));
         }
+    }
+
+    #[test]
+    fn a_wait_mark_is_bounded() {
+        assert_eq!(wait_of(b"0025\0").as_secs(), 25);
+        assert_eq!(wait_of(b"9999\0"), MAX_WAIT);
+        assert_eq!(wait_of(b"00x5\0").as_secs(), 0);
     }
 }

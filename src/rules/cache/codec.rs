@@ -9,6 +9,7 @@
 use std::borrow::Cow;
 
 use super::super::compile::{FileItems, FileSettings, NoTty};
+use super::super::hooks::{HookApproval, HookSettings};
 use super::super::{Action, Allow, AllowContext, Layer, LazyRegex, LiteralSet, Origin, Rule, Target};
 
 /// The payload for `items`. Every field is named (no `..`), so a field added to a rule, an
@@ -16,7 +17,8 @@ use super::super::{Action, Allow, AllowContext, Layer, LazyRegex, LiteralSet, Or
 pub fn encode(items: &FileItems) -> Vec<u8> {
     let FileItems { rules, allows, contexts, disable, settings, programs } = items;
     let mut w = Writer(Vec::with_capacity(64 + rules.len() * 160));
-    let FileSettings { shell, timeout, session_ttl, no_tty, blast_radius_ms } = settings;
+    let FileSettings { shell, timeout, session_ttl, no_tty, code_ttl, notify_command, bell, hooks, blast_radius_ms } =
+        settings;
     w.opt(shell.as_deref(), Writer::str);
     w.opt(*timeout, Writer::uint);
     w.opt(*session_ttl, Writer::uint);
@@ -25,6 +27,19 @@ pub fn encode(items: &FileItems) -> Vec<u8> {
         None => 0,
         Some(NoTty::Deny) => 1,
         Some(NoTty::Wait) => 2,
+    });
+    w.opt(*code_ttl, Writer::uint);
+    w.opt(notify_command.as_deref(), Writer::str);
+    w.byte(bell.map_or(0, |b| 1 + u8::from(b)));
+    w.list(hooks, |w, (host, HookSettings { approval, wait })| {
+        w.str(host);
+        w.byte(match approval {
+            None => 0,
+            Some(HookApproval::Native) => 1,
+            Some(HookApproval::Code) => 2,
+            Some(HookApproval::Wait) => 3,
+        });
+        w.opt(*wait, Writer::uint);
     });
     w.list(disable, |w, (name, line, col)| {
         w.str(name);
@@ -111,6 +126,25 @@ pub fn decode(payload: &[u8], file: &str, layer: Layer) -> Option<FileItems> {
         2 => Some(NoTty::Wait),
         _ => return None,
     };
+    let code_ttl = r.opt(Reader::uint)?;
+    let notify_command = r.opt(Reader::string)?;
+    let bell = match r.byte()? {
+        0 => None,
+        1 => Some(false),
+        2 => Some(true),
+        _ => return None,
+    };
+    let hooks = r.list(|r| {
+        let host = r.string()?;
+        let approval = match r.byte()? {
+            0 => None,
+            1 => Some(HookApproval::Native),
+            2 => Some(HookApproval::Code),
+            3 => Some(HookApproval::Wait),
+            _ => return None,
+        };
+        Some((host, HookSettings { approval, wait: r.opt(Reader::uint)? }))
+    })?;
     let disable = r.list(|r| Some((r.string()?, r.usize()?, r.usize()?)))?;
     let programs = r.list(|r| Some((r.string()?, r.usize()?)))?;
     let origin = |line| Origin { layer, file: Cow::Owned(file.to_string()), line };
@@ -127,7 +161,8 @@ pub fn decode(payload: &[u8], file: &str, layer: Layer) -> Option<FileItems> {
         2 => r.string().map(AllowContext::At),
         _ => None,
     })?;
-    let settings = FileSettings { shell, timeout, session_ttl, no_tty, blast_radius_ms };
+    let settings =
+        FileSettings { shell, timeout, session_ttl, no_tty, code_ttl, notify_command, bell, hooks, blast_radius_ms };
     (r.0.is_empty() && contexts.len() == allows.len()).then_some(FileItems {
         rules,
         allows,
@@ -312,6 +347,16 @@ shell = "/bin/bash"
 timeout = "90s"
 session_ttl = 3600
 no_tty = "wait"
+approval_code_ttl = "5m"
+notify_command = "true"
+bell = false
+
+[hook.codex]
+approval = "wait"
+wait = "40s"
+
+[hook.claude-code]
+approval = "code"
 
 [[rule]]
 id = "deploy.prod"
