@@ -37,7 +37,7 @@ pub fn decided_by(not_run: &NotRun<'_>) -> String {
         DecidedBy::NoTerminal => format!("nobody could be asked ({detail}); this command needs a human's approval"),
         DecidedBy::Signal => format!("cmdguard was stopped while waiting for approval ({detail}), so it was denied"),
         DecidedBy::Queue => format!("the user, from another terminal ({detail}): they denied it"),
-        DecidedBy::SessionGrant | DecidedBy::AllowEntry | DecidedBy::Cleanup => {
+        DecidedBy::SessionGrant | DecidedBy::AllowEntry | DecidedBy::Cleanup | DecidedBy::Audit => {
             "an approval (this message should not appear)".into()
         }
     }

@@ -12,6 +12,11 @@ fn is_invisible(c: char) -> bool {
     matches!(c, '\u{200b}'..='\u{200d}' | '\u{2060}' | '\u{feff}' | '\u{00ad}')
 }
 
+/// Whether `c` is a bidi or invisible character, which `escape` shows as an escape.
+pub fn is_unsafe(c: char) -> bool {
+    is_bidi(c) || is_invisible(c)
+}
+
 /// `text` with every control, escape, bidi and invisible character escaped.
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());

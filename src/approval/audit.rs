@@ -38,6 +38,8 @@ pub enum DecidedBy {
     Signal,
     /// cmdguard removed a file that had no business in its state (`reason` names it).
     Cleanup,
+    /// Trial mode (`mode = "audit"`, `--audit`): nothing decided; the record is a would-be one.
+    Audit,
 }
 
 impl DecidedBy {
@@ -52,6 +54,7 @@ impl DecidedBy {
             DecidedBy::Queue => "queue",
             DecidedBy::Signal => "signal",
             DecidedBy::Cleanup => "cleanup",
+            DecidedBy::Audit => "audit",
         }
     }
 }
@@ -82,6 +85,13 @@ pub struct Record {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub via: Option<String>,
     pub pid: u32,
+    /// Trial mode: the verdict would have stopped the command, but it ran (`log --would`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub would: bool,
+    /// Trial mode: the exact `[[allow]]` commands that would let a would-be ask through
+    /// (empty where no allow entry can, as for a deny or text cmdguard could not read).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow: Vec<String>,
 }
 
 impl Record {
@@ -101,6 +111,8 @@ impl Record {
             reason: None,
             via: None,
             pid: std::process::id(),
+            would: false,
+            allow: Vec::new(),
         }
     }
 }

@@ -7,4 +7,5 @@ pub mod audit;
 pub mod prompt;
 pub mod queue;
 pub mod session;
+pub mod trial;
 pub mod trust;

@@ -12,6 +12,7 @@ use crate::approval::audit::{self, DecidedBy};
 use crate::approval::prompt::{self, Answer, RuleLine};
 use crate::approval::queue;
 use crate::approval::session::{self, Need};
+use crate::approval::trial;
 use crate::cli::{Global, NoTty};
 use crate::decide::{Decision, Verdict, decide, unit_text};
 use crate::exec::{self, Job};
@@ -58,11 +59,18 @@ pub fn run(global: &Global, job: Job) -> Result<u8> {
     let shell = super::shell(global, &policy)?;
     let analysis = job.analyze(&shell);
     let decision = decide(&policy, &analysis);
+    let audit_mode = global.is_audit(&policy);
+    if audit_mode {
+        trial::count_seen();
+    }
     if decision.verdict == Verdict::Pass {
         return Ok(exec::exec(&job, &shell));
     }
     let project = crate::config::project_root(&cwd);
     let inv = Invocation { global, job: &job, shell, command: job.text(), project, cwd };
+    if audit_mode && matches!(decision.verdict, Verdict::Ask | Verdict::Deny) {
+        return Ok(would(&inv, &policy, &analysis, &decision));
+    }
     match decision.verdict {
         Verdict::Pass => unreachable!("handled above"),
         Verdict::Allow => {
@@ -75,6 +83,24 @@ pub fn run(global: &Global, job: Job) -> Result<u8> {
         }
         Verdict::Ask => ask(&inv, &policy, &analysis, &decision),
     }
+}
+
+/// Trial mode: a would-be ask or deny is recorded and the command runs. A session grant that
+/// covers an ask is an ordinary pass, as it would be when enforcing.
+fn would(inv: &Invocation<'_>, policy: &Policy, analysis: &Analysis, decision: &Decision) -> u8 {
+    if decision.verdict == Verdict::Ask
+        && let Some(key) = inv.global.session_key.as_deref()
+        && session::covers(key, &inv.project, &need(policy, decision, &inv.command), policy.settings.session_ttl)
+            .unwrap_or(false)
+    {
+        audit::record(&inv.record(policy, decision, DecidedBy::SessionGrant, true));
+        return inv.exec();
+    }
+    trial::record_would(
+        inv.record(policy, decision, DecidedBy::Audit, true),
+        trial::allow_for(policy, analysis, decision),
+    );
+    inv.exec()
 }
 
 fn refuse(inv: &Invocation<'_>, policy: &Policy, decision: &Decision, not_run: &NotRun<'_>) -> Result<u8> {

@@ -35,6 +35,7 @@ pub struct FileSettings {
     /// Session grant lifetime without use, in seconds.
     pub session_ttl: Option<u64>,
     pub no_tty: Option<NoTty>,
+    pub mode: Option<Mode>,
 }
 
 /// What happens to a command that needs approval when there is no terminal to ask on.
@@ -45,6 +46,15 @@ pub enum NoTty {
     Deny,
     /// Park it in the session's approval queue and wait for a human (`cmdguard approve`).
     Wait,
+}
+
+/// Whether verdicts are carried out (`enforce`) or only recorded (`audit`, the trial mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    #[default]
+    Enforce,
+    /// Nothing is blocked or asked: a would-be ask or deny runs and is written to the audit log.
+    Audit,
 }
 
 impl FileSettings {
@@ -83,8 +93,21 @@ impl FileSettings {
                 }
             },
         };
+        let mode = match raw.mode {
+            None => None,
+            Some(v) => match v.get_ref().as_str() {
+                "enforce" => Some(Mode::Enforce),
+                "audit" => Some(Mode::Audit),
+                other => {
+                    return Err(
+                        cx.err(v.span().start, format!("setting `mode`: {other:?} is not \"enforce\" or \"audit\""))
+                    );
+                }
+            },
+        };
         Ok(FileSettings {
             no_tty,
+            mode,
             shell: raw.shell,
             timeout: duration("timeout", 30 * 86_400, raw.timeout)?,
             session_ttl: duration("session_ttl", 365 * 86_400, raw.session_ttl)?,

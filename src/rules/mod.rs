@@ -293,11 +293,13 @@ pub struct Settings {
     /// Seconds a session grant lasts without use.
     pub session_ttl: u64,
     pub no_tty: compile::NoTty,
+    pub mode: compile::Mode,
 }
 
 impl Default for Settings {
     fn default() -> Settings {
-        Settings { shell: None, timeout: 120, session_ttl: 8 * 3600, no_tty: compile::NoTty::Deny }
+        let no_tty = compile::NoTty::Deny;
+        Settings { shell: None, timeout: 120, session_ttl: 8 * 3600, no_tty, mode: compile::Mode::Enforce }
     }
 }
 
@@ -315,6 +317,9 @@ impl Settings {
         }
         if let Some(n) = file.no_tty {
             self.no_tty = n;
+        }
+        if let Some(m) = file.mode {
+            self.mode = m;
         }
     }
 }

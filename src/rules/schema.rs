@@ -37,6 +37,8 @@ pub struct RawSettings {
     pub session_ttl: Option<Spanned<DurationSetting>>,
     /// With no terminal to ask on: `deny` (default) or `wait` in the approval queue.
     pub no_tty: Option<Spanned<String>>,
+    /// `enforce` (default) or `audit`: nothing is blocked or asked, would-be decisions are logged.
+    pub mode: Option<Spanned<String>>,
 }
 
 /// A duration as written: a number of seconds or a string like `"8h"` or `"1h30m"`.

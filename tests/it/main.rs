@@ -28,4 +28,5 @@ mod records;
 mod rules_cmd;
 mod run;
 mod shell;
+mod trial;
 mod trust;

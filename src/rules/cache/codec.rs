@@ -8,7 +8,7 @@
 
 use std::borrow::Cow;
 
-use super::super::compile::{FileItems, FileSettings, NoTty};
+use super::super::compile::{FileItems, FileSettings, Mode, NoTty};
 use super::super::{Action, Allow, AllowContext, Layer, LazyRegex, LiteralSet, Origin, Rule, Target};
 
 /// The payload for `items`. Every field is named (no `..`), so a field added to a rule, an
@@ -16,7 +16,7 @@ use super::super::{Action, Allow, AllowContext, Layer, LazyRegex, LiteralSet, Or
 pub fn encode(items: &FileItems) -> Vec<u8> {
     let FileItems { rules, allows, contexts, disable, settings, programs } = items;
     let mut w = Writer(Vec::with_capacity(64 + rules.len() * 160));
-    let FileSettings { shell, timeout, session_ttl, no_tty } = settings;
+    let FileSettings { shell, timeout, session_ttl, no_tty, mode } = settings;
     w.opt(shell.as_deref(), Writer::str);
     w.opt(*timeout, Writer::uint);
     w.opt(*session_ttl, Writer::uint);
@@ -24,6 +24,11 @@ pub fn encode(items: &FileItems) -> Vec<u8> {
         None => 0,
         Some(NoTty::Deny) => 1,
         Some(NoTty::Wait) => 2,
+    });
+    w.byte(match mode {
+        None => 0,
+        Some(Mode::Enforce) => 1,
+        Some(Mode::Audit) => 2,
     });
     w.list(disable, |w, (name, line, col)| {
         w.str(name);
@@ -109,6 +114,12 @@ pub fn decode(payload: &[u8], file: &str, layer: Layer) -> Option<FileItems> {
         2 => Some(NoTty::Wait),
         _ => return None,
     };
+    let mode = match r.byte()? {
+        0 => None,
+        1 => Some(Mode::Enforce),
+        2 => Some(Mode::Audit),
+        _ => return None,
+    };
     let disable = r.list(|r| Some((r.string()?, r.usize()?, r.usize()?)))?;
     let programs = r.list(|r| Some((r.string()?, r.usize()?)))?;
     let origin = |line| Origin { layer, file: Cow::Owned(file.to_string()), line };
@@ -125,7 +136,7 @@ pub fn decode(payload: &[u8], file: &str, layer: Layer) -> Option<FileItems> {
         2 => r.string().map(AllowContext::At),
         _ => None,
     })?;
-    let settings = FileSettings { shell, timeout, session_ttl, no_tty };
+    let settings = FileSettings { shell, timeout, session_ttl, no_tty, mode };
     (r.0.is_empty() && contexts.len() == allows.len()).then_some(FileItems {
         rules,
         allows,
@@ -310,6 +321,7 @@ shell = "/bin/bash"
 timeout = "90s"
 session_ttl = 3600
 no_tty = "wait"
+mode = "audit"
 
 [[rule]]
 id = "deploy.prod"

@@ -31,7 +31,7 @@ pub const DIR: &str = "rules-cache";
 /// The first bytes of every entry.
 const MAGIC: [u8; 8] = *b"cgrules\0";
 /// The payload's layout (`codec`); a change that is not a new build of cmdguard bumps it.
-const FORMAT: u32 = 2;
+const FORMAT: u32 = 3;
 /// Magic, format, key, payload checksum.
 const HEADER: usize = 8 + 4 + 32 + 32;
 /// Largest entry read or written: a payload holds the file's strings and its patterns' literals,
