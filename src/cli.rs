@@ -180,7 +180,7 @@ pub enum SessionCmd {
     List,
     /// Remove every grant of one session
     Revoke {
-        /// The session key, as given to --session-key
+        /// The session key as given to --session-key, or its hash as `session list` shows it
         key: String,
     },
     /// Remove every grant of every session

@@ -18,7 +18,11 @@ use crate::state::{self, human_duration};
 use crate::term::escape;
 
 pub fn pending(global: &Global) -> Result<u8> {
-    let all = queue::all(true)?;
+    let mut all = queue::all(true)?;
+    if let Some(key) = global.session_key.as_deref() {
+        let hash = state::key_hash(key);
+        all.retain(|p| p.request.session.as_deref() == Some(hash.as_str()));
+    }
     let now = state::now();
     if global.json {
         for p in &all {

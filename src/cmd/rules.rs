@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use anyhow::Result;
+use serde_json::json;
 
 use crate::cli::{Global, RulesCmd};
 use crate::decide::decide;
@@ -11,29 +12,56 @@ use crate::shell::analyze_script;
 
 pub fn run(global: &Global, cmd: &RulesCmd) -> Result<u8> {
     match cmd {
-        RulesCmd::List => list(&super::policy(global)?),
+        RulesCmd::List => list(&super::policy(global)?, global.json),
         RulesCmd::Lint { file } => lint(global, file.as_deref()),
         RulesCmd::Test { file } => test(global, file.as_deref()),
         RulesCmd::Path => path(global),
     }
 }
 
-fn list(policy: &Policy) -> Result<u8> {
+fn list(policy: &Policy, json: bool) -> Result<u8> {
     let width = policy.rules.iter().map(|r| r.id.len()).max().unwrap_or(0);
+    let mut out = String::new();
     for r in &policy.rules {
         let target = match r.target {
-            Target::Segment => "",
-            Target::Pipeline => " [pipeline]",
-            Target::Line => " [line]",
+            Target::Segment => "segment",
+            Target::Pipeline => "pipeline",
+            Target::Line => "line",
         };
+        let action = crate::report::action_name(r.action);
+        if json {
+            let origin = r.origin.to_string();
+            let obj = json!({"id": r.id, "action": action, "pack": r.pack(), "target": target, "origin": origin});
+            out.push_str(&format!("{obj}\n"));
+            continue;
+        }
         let origin = crate::term::escape(&r.origin.to_string());
-        println!("{:width$}  {:4}  {:12}  {origin}{target}", r.id, crate::report::action_name(r.action), r.pack());
+        let target = if r.target == Target::Segment { String::new() } else { format!(" [{target}]") };
+        out.push_str(&format!("{:width$}  {action:4}  {:12}  {origin}{target}\n", r.id, r.pack()));
     }
+    super::print(&out)?;
     Ok(0)
 }
 
 fn path(global: &Global) -> Result<u8> {
     let policy = super::policy(global)?;
+    if global.json {
+        let mut out = String::new();
+        for s in &policy.sources {
+            let trust = s.trust.map(|t| match t {
+                crate::approval::trust::TrustState::Trusted => "trusted",
+                crate::approval::trust::TrustState::Changed => "changed",
+                crate::approval::trust::TrustState::Never => "not-trusted",
+            });
+            let obj = json!({"layer": s.layer.name(), "loaded": s.loaded, "path": s.path, "trust": trust});
+            out.push_str(&format!("{obj}\n"));
+        }
+        if let Ok(dir) = crate::state::dir() {
+            out.push_str(&format!("{}\n", json!({"layer": "state", "path": dir.display().to_string()})));
+        }
+        super::print(&out)?;
+        return Ok(0);
+    }
     for s in &policy.sources {
         let state = if s.loaded { "loaded" } else { "not found" };
         let trust = match s.trust {
@@ -85,14 +113,19 @@ fn lint(global: &Global, file: Option<&Path>) -> Result<u8> {
         }
         None => super::policy(global)?.rules,
     };
-    let mut count = 0;
-    for r in &rules {
-        for w in warnings(r) {
-            count += 1;
-            println!("warning: {}: rule {:?} {w}", crate::term::escape(&r.origin.to_string()), r.id);
-        }
+    let found: Vec<(&Rule, String)> = rules.iter().flat_map(|r| warnings(r).into_iter().map(move |w| (r, w))).collect();
+    if global.json {
+        let list: Vec<_> =
+            found.iter().map(|(r, w)| json!({"origin": r.origin.to_string(), "rule": r.id, "warning": w})).collect();
+        super::print(&format!("{}\n", json!({"rules": rules.len(), "errors": 0, "warnings": list})))?;
+        return Ok(0);
     }
-    println!("{} rules checked, no errors, {count} warnings", rules.len());
+    let mut out = String::new();
+    for (r, w) in &found {
+        out.push_str(&format!("warning: {}: rule {:?} {w}\n", crate::term::escape(&r.origin.to_string()), r.id));
+    }
+    out.push_str(&format!("{} rules checked, no errors, {} warnings\n", rules.len(), found.len()));
+    super::print(&out)?;
     Ok(0)
 }
 
@@ -114,11 +147,18 @@ fn test(global: &Global, file: Option<&Path>) -> Result<u8> {
     };
     let policy = crate::config::load(&cwd, &extra)?;
     let (rules, cases, failures) = examples(&policy, shown.as_deref());
-    for f in &failures {
-        println!("FAIL {f}");
+    if global.json {
+        let obj = json!({"rules": rules, "cases": cases, "passed": cases - failures.len(), "failures": failures});
+        super::print(&format!("{obj}\n"))?;
+        return Ok(if failures.is_empty() { 0 } else { 1 });
     }
-    println!("{rules} rules, {cases} examples and counterexamples");
-    println!("examples: {} passed, {} failed", cases - failures.len(), failures.len());
+    let mut out = String::new();
+    for f in &failures {
+        out.push_str(&format!("FAIL {f}\n"));
+    }
+    out.push_str(&format!("{rules} rules, {cases} examples and counterexamples\n"));
+    out.push_str(&format!("examples: {} passed, {} failed\n", cases - failures.len(), failures.len()));
+    super::print(&out)?;
     Ok(if failures.is_empty() { 0 } else { 1 })
 }
 

@@ -18,6 +18,7 @@ mod init;
 mod inject;
 mod layering;
 mod man_page;
+mod newcomer;
 mod packs_doc;
 mod programs;
 mod properties;

@@ -92,6 +92,17 @@ fn a_bad_mode_is_a_broken_configuration() {
 }
 
 #[test]
+fn a_project_file_cannot_switch_enforcing_off() {
+    let t = TestEnv::new();
+    t.user_rules(RULES);
+    t.write(".cmdguard.toml", "[settings]\nmode = \"audit\"\n");
+    let o = t.run(["-c", "mkdir x"]);
+    assert_eq!(code(&o), 78, "{}", stderr(&o));
+    assert!(stderr(&o).contains("only in your own rules.toml"), "{}", stderr(&o));
+    assert!(!t.exists("x"));
+}
+
+#[test]
 fn check_reports_the_verdict_and_says_audit() {
     let t = trial_env();
     let o = t.run(["check", "-c", "mkdir x"]);

@@ -1,0 +1,146 @@
+//! What a new user hit on a first afternoon with cmdguard, one regression test each: closed
+//! pipes, an empty session key, `session revoke` by what `session list` shows, `pending`
+//! filtered by session, `--json` on every subcommand that prints results.
+
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::process::Stdio;
+
+use crate::env::{TestEnv, code, stderr, stdout};
+
+/// A pipe whose reading end is already closed: the first write to it fails with EPIPE.
+fn closed_pipe() -> Stdio {
+    let mut fds = [0; 2];
+    // SAFETY: pipe fills two new descriptors; each is owned exactly once below.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    drop(unsafe { OwnedFd::from_raw_fd(fds[0]) });
+    Stdio::from(unsafe { OwnedFd::from_raw_fd(fds[1]) })
+}
+
+#[test]
+fn a_closed_pipe_is_a_quiet_exit() {
+    let t = TestEnv::new();
+    for args in [
+        &["rules", "list"][..],
+        &["init", "--print"],
+        &["doctor"],
+        &["explain", "-c", "rm -rf ~"],
+        &["--json", "rules", "list"],
+        &["rules", "path"],
+        &["log"],
+    ] {
+        let o = t.command(args).stdout(closed_pipe()).stderr(Stdio::piped()).output().unwrap();
+        let err = stderr(&o);
+        assert!(!err.contains("internal error") && !err.contains("Broken pipe"), "{args:?}: {err}");
+        assert_eq!(code(&o), 0, "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn an_empty_session_key_is_a_usage_error() {
+    let t = TestEnv::new();
+    for args in [
+        &["--session-key", "", "-c", "true"][..],
+        &["--session-key=", "check", "-c", "ls"],
+        &["--session-key", "", "pending"],
+    ] {
+        let o = t.run(args);
+        assert_eq!(code(&o), 64, "{args:?}");
+        assert!(stderr(&o).contains("--session-key is empty"), "{}", stderr(&o));
+    }
+    let call = r#"{"session_id":"","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}"#;
+    let o = t.run_with_input(&["--session-key", "", "hook", "claude-code"], call);
+    assert_ne!(code(&o), 0, "a hook fails closed");
+}
+
+#[test]
+fn session_revoke_takes_the_hash_that_list_shows() {
+    let t = TestEnv::new();
+    t.user_rules("[[rule]]\nid = \"t.touch\"\naction = \"ask\"\npattern = '^touch '\nreason = \"r\"\n");
+    write_grant(&t, "k1");
+    let list = stdout(&t.run(["session", "list"]));
+    let shown = list.lines().nth(1).and_then(|l| l.split_whitespace().next()).expect(&list).to_string();
+    assert_eq!(shown.len(), 12, "{list}");
+    let o = t.run(["session", "revoke", &shown]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stdout(&o).contains("removed 1 grant"), "{}", stdout(&o));
+    assert!(stdout(&t.run(["session", "list"])).contains("no session grants"));
+    // The key itself still works.
+    write_grant(&t, "k1");
+    assert!(stdout(&t.run(["session", "revoke", "k1"])).contains("removed 1 grant"));
+}
+
+/// Gives session `key` a grant for `touch` in the project: the prompt's `s`, on a terminal.
+fn write_grant(t: &TestEnv, key: &str) {
+    let mut a = crate::approval::Asking::start(t, &["--session-key", key, "-c", "touch granted"]);
+    a.wait_prompt();
+    assert_eq!(a.answer("s").code, 0);
+}
+
+#[test]
+fn pending_filters_by_session_key() {
+    let t = TestEnv::new();
+    t.user_rules("[[rule]]\nid = \"t.touch\"\naction = \"ask\"\npattern = '^touch '\nreason = \"r\"\n");
+    let mut waiting = Vec::new();
+    for key in ["a", "b"] {
+        let child = t
+            .command(["--session-key", key, "--no-tty", "wait", "-c", &format!("touch from-{key}")])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        waiting.push(child);
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while stdout(&t.run(["--json", "pending"])).lines().count() < 2 {
+        assert!(std::time::Instant::now() < deadline, "the requests were never queued");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let only_a = stdout(&t.run(["--session-key", "a", "pending"]));
+    assert!(only_a.contains("touch from-a") && !only_a.contains("touch from-b"), "{only_a}");
+    assert_eq!(stdout(&t.run(["--session-key", "b", "--json", "pending"])).lines().count(), 1);
+    assert!(stdout(&t.run(["--session-key", "c", "pending"])).contains("no commands are waiting"));
+    for mut c in waiting {
+        // SAFETY: kill sends a signal to a child this test started.
+        unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
+        assert_eq!(c.wait().unwrap().code(), Some(77));
+    }
+}
+
+#[test]
+fn json_works_where_results_are_printed_and_is_refused_elsewhere() {
+    let t = TestEnv::new();
+    let one = |args: &[&str]| -> serde_json::Value {
+        let o = t.run(args);
+        assert_eq!(code(&o), 0, "{args:?}: {}", stderr(&o));
+        serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| panic!("{args:?}: {e}: {}", stdout(&o)))
+    };
+    let e = one(&["--json", "explain", "-c", "echo ok && git push --force"]);
+    assert_eq!(e["verdict"], "ask");
+    assert_eq!(e["segments"].as_array().unwrap().len(), 2);
+    let hit = &e["hits"][0];
+    let (text, span) = (hit["text"].as_str().unwrap(), &hit["span"]);
+    let (s, end) = (span[0].as_u64().unwrap() as usize, span[1].as_u64().unwrap() as usize);
+    assert_eq!(&text[s..end], hit["matched"].as_str().unwrap());
+    assert!(hit["matched"].as_str().unwrap().contains("--force"), "{hit}");
+    assert_eq!(one(&["--json", "rules", "lint"])["errors"], 0);
+    assert_eq!(one(&["--json", "rules", "test"])["failures"], serde_json::json!([]));
+    let init = one(&["--json", "init", "--print"]);
+    assert!(init["text"].as_str().unwrap().starts_with("# cmdguard rules"), "{init}");
+    assert!(!t.exists(".cmdguard.toml"));
+    for args in [&["--json", "rules", "list"][..], &["--json", "rules", "path"]] {
+        let out = stdout(&t.run(args));
+        assert!(out.lines().count() > 1, "{args:?}");
+        for line in out.lines() {
+            serde_json::from_str::<serde_json::Value>(line).unwrap_or_else(|e| panic!("{args:?}: {e}: {line}"));
+        }
+    }
+    for args in
+        [&["--json", "watch"][..], &["--json", "trust"], &["--json", "untrust"], &["--json", "completions", "bash"]]
+    {
+        let o = t.run(args);
+        assert_eq!(code(&o), 64, "{args:?}");
+        assert!(stderr(&o).contains("has no JSON form"), "{}", stderr(&o));
+    }
+    let written = one(&["--json", "init"]);
+    assert_eq!(written["written"], true);
+    assert!(t.exists(".cmdguard.toml"));
+}
