@@ -43,8 +43,68 @@ pub fn decided_by(not_run: &NotRun<'_>) -> String {
     }
 }
 
+/// Characters of a command a refusal shows in full; a longer one is cut in the middle.
+pub const MAX_SHOWN: usize = 300;
+
+/// `command` as a refusal shows it: whole if short, else its start, the part a rule matched (the
+/// reason it stopped) and its end, each cut marked with how much was left out.
+pub fn bounded_command(command: &str, policy: &Policy, decision: &Decision) -> String {
+    if command.chars().count() <= MAX_SHOWN {
+        return command.to_string();
+    }
+    let floor = |mut i: usize| {
+        while !command.is_char_boundary(i) {
+            i -= 1;
+        }
+        i
+    };
+    let matched =
+        decision.hits.iter().filter(|h| h.allowed_by.is_none()).find_map(|h| match_in(policy, h.rule, command));
+    let (head, tail) = (floor(MAX_SHOWN / 4), floor(command.len() - MAX_SHOWN / 5));
+    let cut = |from: usize, to: usize| format!(" …({} bytes)… ", to - from);
+    match matched {
+        Some((s, e)) if s > head && e < tail => {
+            let s2 = floor(s.saturating_sub(40).max(head));
+            let e2 = ((e + 40).min(tail)..=tail).find(|i| command.is_char_boundary(*i)).unwrap_or(tail);
+            let mut out = command[..head].to_string();
+            if s2 > head {
+                out.push_str(&cut(head, s2));
+            }
+            out.push_str(&command[s2..e2]);
+            if tail > e2 {
+                out.push_str(&cut(e2, tail));
+            }
+            out.push_str(&command[tail..]);
+            out
+        }
+        _ => {
+            let keep = floor(MAX_SHOWN * 2 / 3);
+            format!("{}{}{}", &command[..keep], cut(keep, tail), &command[tail..])
+        }
+    }
+}
+
+/// Where rule `rule` matches in `command`: at its start or at the start of a command after a
+/// separator (rules are written for one simple command, often anchored with `^`).
+fn match_in(policy: &Policy, rule: usize, command: &str) -> Option<(usize, usize)> {
+    let r = &policy.rules[rule];
+    let starts = std::iter::once(0).chain(
+        command
+            .char_indices()
+            .filter(|(_, c)| matches!(c, ';' | '&' | '|' | '(' | '\n' | '`' | '{'))
+            .map(|(i, _)| i + 1),
+    );
+    starts.take(500).find_map(|at| {
+        let rest = &command[at..];
+        let skip = rest.len() - rest.trim_start().len();
+        r.span(&rest[skip..]).map(|(s, e)| (at + skip + s, at + skip + e))
+    })
+}
+
 /// The refusal message for stderr.
 pub fn refusal(command: &str, policy: &Policy, decision: &Decision, json: bool, not_run: &NotRun<'_>) -> String {
+    let shown = bounded_command(command, policy, decision);
+    let command = shown.as_str();
     let hits: Vec<_> = decision.hits.iter().filter(|h| h.allowed_by.is_none()).collect();
     if json {
         let rules: Vec<_> = hits

@@ -133,11 +133,16 @@ pub fn always_entries(policy: &Policy, analysis: &Analysis, decision: &Decision)
 
 /// The command a human can type to run this in their own terminal.
 pub fn approve_hint(inv: &Invocation<'_>) -> String {
+    use std::os::unix::ffi::OsStrExt;
     let key = inv.global.session_key.as_deref().map(|k| format!("--session-key {} ", crate::shell::quote(k)));
     let key = key.unwrap_or_default();
     match inv.job {
-        Job::Script(_) | Job::Shell { .. } => format!("cmdguard {key}-c {}", crate::shell::quote(&inv.command)),
-        Job::Argv(_) => format!("cmdguard {key}-- {}", inv.command),
+        Job::Script(s) => format!("cmdguard {key}-c {}", crate::shell::quote_bytes(s.as_bytes())),
+        Job::Shell { .. } => format!("cmdguard {key}-c {}", crate::shell::quote(&inv.command)),
+        Job::Argv(argv) => {
+            let words: Vec<String> = argv.iter().map(|a| crate::shell::quote_bytes(a.as_bytes())).collect();
+            format!("cmdguard {key}-- {}", words.join(" "))
+        }
     }
 }
 

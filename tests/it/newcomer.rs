@@ -144,3 +144,46 @@ fn json_works_where_results_are_printed_and_is_refused_elsewhere() {
     assert_eq!(written["written"], true);
     assert!(t.exists(".cmdguard.toml"));
 }
+
+const TOUCH_ASKS: &str = "[[rule]]\nid = \"t.touch\"\naction = \"ask\"\npattern = '^touch '\nreason = \"r\"\n";
+
+#[test]
+fn the_refusal_shortens_a_long_command_in_the_middle_and_keeps_the_matched_part() {
+    let t = TestEnv::new();
+    t.user_rules(TOUCH_ASKS);
+    let command = format!("echo {}; touch the-target; echo {}", "a".repeat(3000), "b".repeat(3000));
+    let o = t.run(["-c", &command]);
+    assert_eq!(code(&o), 77);
+    let err = stderr(&o);
+    let line = err.lines().find(|l| l.starts_with("cmdguard: NOT RUN:")).expect(&err);
+    assert!(line.len() < 500, "{} bytes: {line}", line.len());
+    assert!(line.contains("touch the-target"), "{line}");
+    assert!(line.contains("bytes)…") && line.ends_with("bbbb"), "{line}");
+    let json = t.run(["--json", "-c", &command]);
+    let v: serde_json::Value = serde_json::from_str(stderr(&json).trim()).unwrap();
+    assert!(v["command"].as_str().unwrap().contains("touch the-target"));
+    assert!(v["command"].as_str().unwrap().len() < 500);
+}
+
+#[test]
+fn bytes_that_are_not_utf8_survive_in_the_line_a_human_can_run() {
+    use std::os::unix::ffi::OsStrExt;
+    let t = TestEnv::new();
+    t.user_rules(TOUCH_ASKS);
+    let script = std::ffi::OsStr::from_bytes(b"touch caf\xff'x");
+    let o = t.command([std::ffi::OsStr::new("-c"), script]).output().unwrap();
+    assert_eq!(code(&o), 77);
+    let err = stderr(&o);
+    let hint = err.lines().find(|l| l.contains("how a human can run it:")).expect(&err);
+    assert!(hint.contains(r"cmdguard -c $'touch caf\xff\'x'"), "{hint}");
+    // The quoted text is exactly the bytes again, read by a real shell.
+    let quoted = r"$'touch caf\xff\'x'";
+    let back = std::process::Command::new("bash").args(["-c", &format!("printf %s {quoted}")]).output().unwrap();
+    assert_eq!(back.stdout, b"touch caf\xff'x");
+    // Argv too.
+    let o = t
+        .command([std::ffi::OsStr::new("--"), "touch".as_ref(), std::ffi::OsStr::from_bytes(b"\xfe")])
+        .output()
+        .unwrap();
+    assert!(stderr(&o).contains(r"cmdguard -- touch $'\xfe'"), "{}", stderr(&o));
+}
