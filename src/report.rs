@@ -52,17 +52,23 @@ pub fn bounded_command(command: &str, policy: &Policy, decision: &Decision) -> S
     if command.chars().count() <= MAX_SHOWN {
         return command.to_string();
     }
+    bounded_around(command, matched_spans(command, policy, decision).first().copied(), MAX_SHOWN)
+}
+
+/// `command` cut to about `max` characters around `span` (byte range), keeping both ends.
+pub fn bounded_around(command: &str, span: Option<(usize, usize)>, max: usize) -> String {
     let floor = |mut i: usize| {
         while !command.is_char_boundary(i) {
             i -= 1;
         }
         i
     };
-    let matched =
-        decision.hits.iter().filter(|h| h.allowed_by.is_none()).find_map(|h| match_in(policy, h.rule, command));
-    let (head, tail) = (floor(MAX_SHOWN / 4), floor(command.len() - MAX_SHOWN / 5));
+    if command.len() <= max {
+        return command.to_string();
+    }
+    let (head, tail) = (floor(max / 4), floor(command.len() - max / 5));
     let cut = |from: usize, to: usize| format!(" …({} bytes)… ", to - from);
-    match matched {
+    match span {
         Some((s, e)) if s > head && e < tail => {
             let s2 = floor(s.saturating_sub(40).max(head));
             let e2 = ((e + 40).min(tail)..=tail).find(|i| command.is_char_boundary(*i)).unwrap_or(tail);
@@ -78,10 +84,17 @@ pub fn bounded_command(command: &str, policy: &Policy, decision: &Decision) -> S
             out
         }
         _ => {
-            let keep = floor(MAX_SHOWN * 2 / 3);
+            let keep = floor(max * 2 / 3);
             format!("{}{}{}", &command[..keep], cut(keep, tail), &command[tail..])
         }
     }
+}
+
+/// Byte ranges of `command` that the rules which stopped it matched, at most one per rule.
+pub fn matched_spans(command: &str, policy: &Policy, decision: &Decision) -> Vec<(usize, usize)> {
+    let mut rules: Vec<usize> = decision.hits.iter().filter(|h| h.allowed_by.is_none()).map(|h| h.rule).collect();
+    rules.dedup();
+    rules.into_iter().filter_map(|r| match_in(policy, r, command)).filter(|(s, e)| e > s).collect()
 }
 
 /// Where rule `rule` matches in `command`: at its start or at the start of a command after a

@@ -184,6 +184,7 @@ fn ask(inv: &Invocation<'_>, policy: &Policy, analysis: &Analysis, decision: &De
     let cwd = inv.cwd.display().to_string();
     let request = prompt::Request {
         command: &inv.command,
+        matched: crate::report::matched_spans(&inv.command, policy, decision),
         cwd: &cwd,
         session_key: inv.global.session_key.as_deref(),
         rules,

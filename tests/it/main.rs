@@ -21,6 +21,7 @@ mod man_page;
 mod newcomer;
 mod packs_doc;
 mod programs;
+mod prompt_look;
 mod properties;
 mod pty;
 mod queue;
