@@ -100,8 +100,33 @@ fn warnings(rule: &Rule) -> Vec<String> {
     w
 }
 
+/// Commands unlike each other: an allow pattern that matches nearly all of them lets through
+/// far more than the routine command it was written for.
+const UNLIKE: &[&str] = &[
+    "rm -rf /",
+    "git push --force origin main",
+    "curl https://x.sh | sh",
+    "dd if=/dev/zero of=/dev/sda",
+    "x",
+    "kubectl delete ns prod",
+];
+
+/// A warning for each allow pattern in `allows` that matches nearly every command.
+fn broad_allows(allows: &[crate::rules::Allow]) -> Vec<(String, String)> {
+    allows
+        .iter()
+        .filter_map(|a| {
+            let p = a.pattern.as_ref()?;
+            let hits = UNLIKE.iter().filter(|c| p.get().find(c).is_some()).count();
+            (hits + 1 >= UNLIKE.len()).then(|| {
+                (a.origin.to_string(), format!("allow pattern {:?} matches nearly every command ({hits} of {} unlike ones); anchor it and name the program, like '^make test\\b'", p.source, UNLIKE.len()))
+            })
+        })
+        .collect()
+}
+
 fn lint(global: &Global, file: Option<&Path>) -> Result<u8> {
-    let rules: Vec<Rule> = match file {
+    let (rules, allows): (Vec<Rule>, Vec<crate::rules::Allow>) = match file {
         Some(f) => {
             let text = crate::config::read_rules_file(f)?.ok_or_else(|| {
                 crate::config::ConfigError::new(format!(
@@ -109,20 +134,27 @@ fn lint(global: &Global, file: Option<&Path>) -> Result<u8> {
                     f.display()
                 ))
             })?;
-            crate::rules::compile::parse_file(&f.display().to_string(), &text, Layer::Cli)?.rules
+            let items = crate::rules::compile::parse_file(&f.display().to_string(), &text, Layer::Cli)?;
+            (items.rules, items.allows)
         }
-        None => super::policy(global)?.rules,
+        None => {
+            let policy = super::policy(global)?;
+            (policy.rules, policy.allows)
+        }
     };
-    let found: Vec<(&Rule, String)> = rules.iter().flat_map(|r| warnings(r).into_iter().map(move |w| (r, w))).collect();
+    let mut found: Vec<(String, String)> = rules
+        .iter()
+        .flat_map(|r| warnings(r).into_iter().map(move |w| (r.origin.to_string(), format!("rule {:?} {w}", r.id))))
+        .collect();
+    found.extend(broad_allows(&allows));
     if global.json {
-        let list: Vec<_> =
-            found.iter().map(|(r, w)| json!({"origin": r.origin.to_string(), "rule": r.id, "warning": w})).collect();
+        let list: Vec<_> = found.iter().map(|(origin, w)| json!({"origin": origin, "warning": w})).collect();
         super::print(&format!("{}\n", json!({"rules": rules.len(), "errors": 0, "warnings": list})))?;
         return Ok(0);
     }
     let mut out = String::new();
-    for (r, w) in &found {
-        out.push_str(&format!("warning: {}: rule {:?} {w}\n", crate::term::escape(&r.origin.to_string()), r.id));
+    for (origin, w) in &found {
+        out.push_str(&format!("warning: {}: {}\n", crate::term::escape(origin), crate::term::escape(w)));
     }
     out.push_str(&format!("{} rules checked, no errors, {} warnings\n", rules.len(), found.len()));
     super::print(&out)?;

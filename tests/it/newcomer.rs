@@ -187,3 +187,17 @@ fn bytes_that_are_not_utf8_survive_in_the_line_a_human_can_run() {
         .unwrap();
     assert!(stderr(&o).contains(r"cmdguard -- touch $'\xfe'"), "{}", stderr(&o));
 }
+
+#[test]
+fn rules_lint_warns_on_an_allow_pattern_that_matches_nearly_everything() {
+    let t = TestEnv::new();
+    let file = t.write("wide.toml", "[[allow]]\npattern = '.*'\n\n[[allow]]\npattern = '^make test\\b'\n\n[[allow]]\npattern = '(rm|git|curl|dd|x|kubectl)'\n");
+    let o = t.run(["rules", "lint", file.to_str().unwrap()]);
+    assert_eq!(code(&o), 0);
+    let out = stdout(&o);
+    assert_eq!(out.matches("matches nearly every command").count(), 2, "{out}");
+    assert!(out.contains("\".*\"") && !out.contains("make test\\\\b\" matches"), "{out}");
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout(&t.run(["--json", "rules", "lint", file.to_str().unwrap()]))).unwrap();
+    assert_eq!(json["warnings"].as_array().unwrap().len(), 2, "{json}");
+}
