@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use crossterm::{cursor, execute, queue, style, terminal};
 
@@ -68,7 +68,9 @@ enum Mode {
 
 pub fn run(_global: &Global) -> Result<u8> {
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
-        bail!("`cmdguard watch` needs you at an interactive terminal; run it yourself in a terminal");
+        // The same status as approve, deny and trust with no terminal: nothing was decided.
+        eprintln!("cmdguard: `cmdguard watch` needs you at an interactive terminal; run it yourself in a terminal");
+        return Ok(crate::exit::DECLINED);
     }
     // A signal must not leave the terminal in raw mode on the alternate screen: it is caught,
     // and the loop below leaves through `Screen`'s drop.

@@ -201,3 +201,32 @@ fn rules_lint_warns_on_an_allow_pattern_that_matches_nearly_everything() {
         serde_json::from_str(&stdout(&t.run(["--json", "rules", "lint", file.to_str().unwrap()]))).unwrap();
     assert_eq!(json["warnings"].as_array().unwrap().len(), 2, "{json}");
 }
+
+#[test]
+fn with_no_terminal_watch_approve_deny_and_trust_exit_alike() {
+    let t = TestEnv::new();
+    t.write(".cmdguard.toml", "[[allow]]\ncommand = \"make x\"\n");
+    let codes: Vec<(&str, i32)> = [&["watch"][..], &["approve", "abc"], &["deny", "abc"], &["trust"]]
+        .iter()
+        .map(|args| {
+            let o = t.run(*args);
+            assert!(stderr(&o).contains("terminal"), "{args:?}: {}", stderr(&o));
+            (args[0], code(&o))
+        })
+        .collect();
+    assert!(codes.iter().all(|(_, c)| *c == 1), "{codes:?}");
+}
+
+#[test]
+fn a_file_created_by_always_starts_with_its_header() {
+    let t = TestEnv::new();
+    t.user_rules(TOUCH_ASKS);
+    std::fs::create_dir(t.project.join(".git")).unwrap();
+    let mut a = crate::approval::Asking::start(&t, &["-c", "touch made"]);
+    a.wait_prompt();
+    assert_eq!(a.answer_always().code, 0);
+    let text = std::fs::read_to_string(t.project.join(".cmdguard.toml")).unwrap();
+    assert!(text.starts_with("# cmdguard rules for this project"), "{text}");
+    assert!(text.contains("[[allow]]\ncommand = \"touch made\""), "{text}");
+    assert_eq!(code(&t.run(["-c", "touch made"])), 0, "the entry applies");
+}
