@@ -230,3 +230,52 @@ fn a_file_created_by_always_starts_with_its_header() {
     assert!(text.contains("[[allow]]\ncommand = \"touch made\""), "{text}");
     assert_eq!(code(&t.run(["-c", "touch made"])), 0, "the entry applies");
 }
+
+#[test]
+fn watch_at_40_columns_keeps_its_key_line_and_the_code_to_type() {
+    let t = TestEnv::new();
+    t.user_rules(TOUCH_ASKS);
+    let waiter = t
+        .command(["--session-key", "k", "--no-tty", "wait", "-c", "touch narrow"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while stdout(&t.run(["--json", "pending"])).lines().count() < 1 {
+        assert!(std::time::Instant::now() < deadline, "never queued");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let mut pty = crate::pty::Pty::new(40);
+    let mut cmd = t.command(["watch"]);
+    cmd.stdin(pty.stdio()).stdout(pty.stdio()).stderr(Stdio::piped());
+    pty.attach(&mut cmd);
+    let watch = cmd.spawn().unwrap();
+    pty.expect("touch narrow");
+    pty.expect("q quit");
+    pty.send("o");
+    // The code is on the screen whole, though the line is longer than 40 columns.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    let code = loop {
+        let screen = pty.screen();
+        let after = screen.rfind("approve ").map_or("", |at| &screen[at..]);
+        let words = after.replace(|c: char| c.is_control() || matches!(c, '[' | ';' | '?' | ','), " ");
+        let code = words
+            .split_whitespace()
+            .find(|w| {
+                w.len() == 4
+                    && w.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+                    && !w.chars().all(|c| c.is_ascii_digit())
+            })
+            .map(String::from);
+        if let Some(code) = code.filter(|_| after.contains("confirm")) {
+            break code;
+        }
+        assert!(std::time::Instant::now() < deadline, "no code to type on the screen: {after:?}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    pty.send(&code);
+    assert_eq!(waiter.wait_with_output().unwrap().status.code(), Some(0));
+    assert!(t.exists("narrow"));
+    pty.send("q");
+    assert_eq!(watch.wait_with_output().unwrap().status.code(), Some(0));
+}
