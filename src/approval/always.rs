@@ -43,7 +43,18 @@ pub fn add(cwd: &Path, commands: &[String], note: &str) -> Result<Added> {
 
 /// Appends `entries` to the project's rules file, each with the `context` it was answered in.
 pub fn add_entries(cwd: &Path, commands: &[Entry], note: &str) -> Result<Added> {
-    let file = config::find_project_file(cwd).unwrap_or_else(|| config::project_root(cwd).join(PROJECT_FILE));
+    add_entries_in(&project_file(cwd), commands, note)
+}
+
+/// The project's rules file "always" writes to: the one in force, else a new one at the root.
+pub fn project_file(cwd: &Path) -> std::path::PathBuf {
+    config::find_project_file(cwd).unwrap_or_else(|| config::project_root(cwd).join(PROJECT_FILE))
+}
+
+/// `add_entries` into `file` (the project's rules file, or the user's own `rules.toml`, which
+/// needs no trust: writing it carries trust along harmlessly).
+pub fn add_entries_in(file: &Path, commands: &[Entry], note: &str) -> Result<Added> {
+    let file = file.to_path_buf();
     // A link could point anywhere, your own rules.toml included, where an allow entry would be
     // trusted by location and apply to every project.
     if std::fs::symlink_metadata(&file).is_ok_and(|m| m.file_type().is_symlink()) {

@@ -2,6 +2,7 @@
 
 pub mod check;
 pub mod completions;
+pub mod deletes;
 pub mod doctor;
 pub mod explain;
 pub mod hook;

@@ -31,6 +31,7 @@ pub struct Invocation<'a> {
     pub command: String,
     pub cwd: PathBuf,
     pub project: PathBuf,
+    pub analysis: &'a Analysis,
 }
 
 impl Invocation<'_> {
@@ -67,7 +68,7 @@ pub fn run(global: &Global, job: Job) -> Result<u8> {
         return Ok(exec::exec(&job, &shell));
     }
     let project = crate::config::project_root(&cwd);
-    let inv = Invocation { global, job: &job, shell, command: job.text(), project, cwd };
+    let inv = Invocation { global, job: &job, shell, command: job.text(), project, cwd, analysis: &analysis };
     if audit_mode && matches!(decision.verdict, Verdict::Ask | Verdict::Deny) {
         return Ok(would(&inv, &policy, &analysis, &decision));
     }
@@ -360,7 +361,21 @@ fn persist_always(inv: &Invocation<'_>, entries: &[always::Entry]) {
             .map(|k| format!(" (session {})", &state::key_hash(k)[..12]))
             .unwrap_or_default()
     );
-    match always::add_entries(&inv.cwd, entries, &note) {
+    // An entry in a file the command deletes would vanish with it, and the next run would ask
+    // again: such an entry goes to the user's own rules instead.
+    let project_file = always::project_file(&inv.cwd);
+    let target = match crate::config::user_config_dir() {
+        Some(dir) if super::deletes::would_delete(inv.analysis, &inv.cwd, &project_file) => {
+            prompt::tell(&format!(
+                "cmdguard: warning: this command would delete {} (not tracked by git), so the allow entry goes to your own rules",
+                shown(&project_file)
+            ));
+            let _ = std::fs::create_dir_all(&dir);
+            dir.join("rules.toml")
+        }
+        _ => project_file,
+    };
+    match always::add_entries_in(&target, entries, &note) {
         Ok(added) if added.trusted => prompt::tell(&format!(
             "cmdguard: {} allow {} written to {}{}",
             added.new_entries,

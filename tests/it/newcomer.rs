@@ -279,3 +279,22 @@ fn watch_at_40_columns_keeps_its_key_line_and_the_code_to_type() {
     pty.send("q");
     assert_eq!(watch.wait_with_output().unwrap().status.code(), Some(0));
 }
+
+#[test]
+fn always_on_a_command_that_deletes_the_untracked_project_file_writes_to_the_users_rules() {
+    let t = TestEnv::new();
+    t.user_rules("[[rule]]\nid = \"t.rm\"\naction = \"ask\"\npattern = '^rm '\nreason = \"removes files\"\n");
+    std::fs::create_dir(t.project.join(".git")).unwrap();
+    t.write(".cmdguard.toml", "# this project's rules\n");
+    let mut a = crate::approval::Asking::start(&t, &["-c", "rm -f .cmdguard.toml"]);
+    a.wait_prompt();
+    let f = a.answer_always();
+    assert_eq!(f.code, 0, "{}", f.stderr);
+    assert!(f.screen.contains("would delete"), "{}", f.screen);
+    assert!(!t.exists(".cmdguard.toml"), "the command ran");
+    let user = std::fs::read_to_string(t.home.join(".config/cmdguard/rules.toml")).unwrap();
+    assert!(user.contains("command = \"rm -f .cmdguard.toml\""), "{user}");
+    assert!(user.contains("id = \"t.rm\""), "the user's own rules are kept: {user}");
+    let o = t.run(["-c", "rm -f .cmdguard.toml"]);
+    assert_eq!(code(&o), 0, "the entry outlived the file: {}", crate::env::stderr(&o));
+}
