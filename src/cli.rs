@@ -47,6 +47,16 @@ pub struct Global {
     /// With no terminal to ask on: refuse (deny), or wait in the approval queue (wait)
     #[arg(long, global = true, value_name = "POLICY")]
     pub no_tty: Option<NoTty>,
+    /// Trial mode for this call: block and ask nothing, record what would have been asked or denied
+    #[arg(long, global = true)]
+    pub audit: bool,
+}
+
+impl Global {
+    /// Whether this call only records verdicts (`--audit`, or the setting `mode = "audit"`).
+    pub fn is_audit(&self, policy: &crate::rules::Policy) -> bool {
+        self.audit || policy.settings.mode == crate::rules::compile::Mode::Audit
+    }
 }
 
 /// A command to run or judge: shell text, or argv after `--`.
@@ -96,6 +106,8 @@ pub enum Sub {
     Watch,
     /// What was decided, by whom and why (from the audit log)
     Log(LogArgs),
+    /// What a trial (`mode = "audit"`, `--audit`) found: would-be asks and denials, top rules and commands, allow entries to paste
+    Report(ReportArgs),
     /// Answer an agent host's pre-tool-use hook: the tool call as JSON on stdin, the verdict in the host's format
     Hook(HookArgs),
     /// Print a completion script for a shell, generated from this command line
@@ -141,6 +153,16 @@ pub struct LogArgs {
     /// Only records with this engine verdict
     #[arg(long, value_enum)]
     pub verdict: Option<LogVerdict>,
+    /// Only trial mode's would-be decisions: what would have been asked or denied, but ran
+    #[arg(long)]
+    pub would: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Only what was recorded since: a duration (`7d`, `12h`) or an RFC 3339 time
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -158,7 +180,7 @@ pub enum SessionCmd {
     List,
     /// Remove every grant of one session
     Revoke {
-        /// The session key, as given to --session-key
+        /// The session key as given to --session-key, or its hash as `session list` shows it
         key: String,
     },
     /// Remove every grant of every session
@@ -322,6 +344,7 @@ pub fn fast_parse(args: &[OsString]) -> Option<Cli> {
                 });
             }
             "--json" if inline.is_none() && !global.json => global.json = true,
+            "--audit" if inline.is_none() && !global.audit => global.audit = true,
             "--session-key" if global.session_key.is_none() => {
                 global.session_key = Some(value()?.into_string().ok()?);
             }
@@ -374,6 +397,9 @@ mod tests {
             &["cmdguard", "hook", "windsurf"],
             &["cmdguard", "hook", "opencode"],
             &["cmdguard", "hook", "cline"],
+            &["cmdguard", "--audit", "-c", "rm -rf build"],
+            &["cmdguard", "--audit", "hook", "codex"],
+            &["cmdguard", "check", "--audit", "-c", "ls"],
         ];
         for args in accepted {
             let fast = fast_parse(&os(args)).unwrap_or_else(|| panic!("{args:?} should take the fast path"));
@@ -400,6 +426,8 @@ mod tests {
             &["cmdguard", "-c", "ls", "extra"],
             &["cmdguard", "--"],
             &["cmdguard", "--json", "--json", "-c", "ls"],
+            &["cmdguard", "--audit", "--audit", "-c", "ls"],
+            &["cmdguard", "--audit=yes", "-c", "ls"],
             &["cmdguard", "--session-key", "a", "--session-key", "b", "-c", "ls"],
             &["cmdguard", "--session-key", "-c", "ls"],
             &["cmdguard", "--no-tty", "maybe", "-c", "ls"],

@@ -140,6 +140,12 @@ pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
                 return Err(ConfigError::new(format!("rules file {shown}: `shell = {sh:?}`: {why}")));
             }
         }
+        // Trial mode stops enforcing everything: a file an agent can write or name must not.
+        if items.settings.mode == Some(crate::rules::compile::Mode::Audit) && layer.needs_trust() {
+            return Err(ConfigError::new(format!(
+                "rules file {shown}: `mode = \"audit\"` may be set only in your own rules.toml or {SYSTEM_FILE}, not in a project's {PROJECT_FILE} or a --rules file; move it there, or use --audit for one call"
+            )));
+        }
         // Disable names are checked whether or not they apply: a typo is a broken file.
         check_disables(&rules, &items.rules, &items.disable, &shown)?;
         let mut source = Source::new(layer, shown.clone(), true);

@@ -11,7 +11,7 @@ pub const CANNOT_EXECUTE: u8 = 126;
 /// The program was not found.
 pub const NOT_FOUND: u8 = 127;
 
-/// A management command (trust, approve, deny) that was declined, cancelled or could not confirm.
+/// A management command (trust, approve, deny, watch) that was declined, cancelled or could not confirm.
 pub const DECLINED: u8 = 1;
 /// `cmdguard hook` could not even read its own command line: exit 2 is the answer that blocks
 /// the tool call in most hosts (Claude Code, Codex, Gemini CLI), where 64 would let it run.

@@ -41,6 +41,14 @@ pub extern "C" fn main(_argc: std::ffi::c_int, _argv: *const *const std::ffi::c_
 fn guarded_main() -> u8 {
     // An internal error must never let a command through: report it and exit "not run".
     std::panic::set_hook(Box::new(|info| {
+        // A reader that went away (`cmdguard rules list | head -1`) took what it wanted: a quiet
+        // exit. std's print macros report it only by this panic. A hook's host that closed its
+        // pipe reads no answer, and gets the blocking exit status.
+        let text = info.payload().downcast_ref::<String>().map(String::as_str).unwrap_or("");
+        if text.starts_with("failed printing to stdout") && text.contains("Broken pipe") {
+            let hook = std::env::args_os().any(|a| a == "hook");
+            std::process::exit(if hook { i32::from(exit::HOOK_BLOCK) } else { 0 });
+        }
         cmdguard::approval::prompt::restore_terminal();
         cmd::watch::restore_terminal();
         eprintln!("cmdguard: internal error, the command was not run: {info}");
@@ -71,6 +79,7 @@ fn guarded_main() -> u8 {
     };
     match run(&cli) {
         Ok(code) => code,
+        Err(e) if reader_went_away(&cli, &e) => 0,
         Err(e) => {
             eprintln!("cmdguard: {e:#}");
             if e.downcast_ref::<config::ConfigError>().is_some() {
@@ -85,12 +94,45 @@ fn guarded_main() -> u8 {
     }
 }
 
+/// A subcommand whose reader went away (`cmdguard log | head -1`) exits quietly; the wrapper and
+/// a hook never take this way out, so nothing passes for want of a reader.
+#[cfg_attr(test, allow(dead_code))]
+fn reader_went_away(cli: &Cli, e: &anyhow::Error) -> bool {
+    !matches!(cli.sub, None | Some(Sub::Hook(_)) | Some(Sub::Shell(_)))
+        && e.chain()
+            .any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+}
+
 #[cfg_attr(test, allow(dead_code))]
 fn run(cli: &Cli) -> anyhow::Result<u8> {
+    if cli.global.session_key.as_deref() == Some("") {
+        // An unset variable in a harness (`--session-key "$SID"`) must not merge every
+        // conversation into one session.
+        return Err(cmd::UsageError(
+            "--session-key is empty: give each agent conversation its own key (`cmdguard session new` prints one)"
+                .into(),
+        )
+        .into());
+    }
     if cli.sub.is_some() && (cli.command.script.is_some() || !cli.command.argv.is_empty()) {
         return Err(
             cmd::UsageError("give the command after the subcommand, as in `cmdguard check -c STRING`".into()).into()
         );
+    }
+    if cli.global.json {
+        let without = match &cli.sub {
+            Some(Sub::Trust { .. }) => Some("trust"),
+            Some(Sub::Untrust { .. }) => Some("untrust"),
+            Some(Sub::Watch) => Some("watch"),
+            Some(Sub::Completions { .. }) => Some("completions"),
+            _ => None,
+        };
+        if let Some(name) = without {
+            return Err(cmd::UsageError(format!(
+                "`cmdguard {name}` has no JSON form (it talks to a person on the terminal); leave out --json"
+            ))
+            .into());
+        }
     }
     match &cli.sub {
         Some(Sub::Check(args)) => cmd::check::run(&cli.global, args),
@@ -106,6 +148,7 @@ fn run(cli: &Cli) -> anyhow::Result<u8> {
         Some(Sub::Deny(a)) => cmd::queue::deny(&cli.global, a),
         Some(Sub::Watch) => cmd::watch::run(&cli.global),
         Some(Sub::Log(a)) => cmd::log::run(&cli.global, a),
+        Some(Sub::Report(a)) => cmd::report::run(&cli.global, a),
         Some(Sub::Completions { target }) => cmd::completions::run(*target),
         Some(Sub::Hook(args)) => cmd::hook::run(&cli.global, args),
         Some(Sub::Shell(args)) => cmd::shell::run(&cli.global, &args.args),

@@ -37,10 +37,83 @@ pub fn decided_by(not_run: &NotRun<'_>) -> String {
         DecidedBy::NoTerminal => format!("nobody could be asked ({detail}); this command needs a human's approval"),
         DecidedBy::Signal => format!("cmdguard was stopped while waiting for approval ({detail}), so it was denied"),
         DecidedBy::Queue => format!("the user, from another terminal ({detail}): they denied it"),
-        DecidedBy::SessionGrant | DecidedBy::AllowEntry | DecidedBy::Cleanup | DecidedBy::ApprovalCode => {
-            "an approval (this message should not appear)".into()
+        DecidedBy::SessionGrant
+        | DecidedBy::AllowEntry
+        | DecidedBy::Cleanup
+        | DecidedBy::ApprovalCode
+        | DecidedBy::Audit => "an approval (this message should not appear)".into(),
+    }
+}
+
+/// Characters of a command a refusal shows in full; a longer one is cut in the middle.
+pub const MAX_SHOWN: usize = 300;
+
+/// `command` as a refusal shows it: whole if short, else its start, the part a rule matched (the
+/// reason it stopped) and its end, each cut marked with how much was left out.
+pub fn bounded_command(command: &str, policy: &Policy, decision: &Decision) -> String {
+    if command.chars().count() <= MAX_SHOWN {
+        return command.to_string();
+    }
+    bounded_around(command, matched_spans(command, policy, decision).first().copied(), MAX_SHOWN)
+}
+
+/// `command` cut to about `max` characters around `span` (byte range), keeping both ends.
+pub fn bounded_around(command: &str, span: Option<(usize, usize)>, max: usize) -> String {
+    let floor = |mut i: usize| {
+        while !command.is_char_boundary(i) {
+            i -= 1;
+        }
+        i
+    };
+    if command.len() <= max {
+        return command.to_string();
+    }
+    let (head, tail) = (floor(max / 4), floor(command.len() - max / 5));
+    let cut = |from: usize, to: usize| format!(" …({} bytes)… ", to - from);
+    match span {
+        Some((s, e)) if s > head && e < tail => {
+            let s2 = floor(s.saturating_sub(40).max(head));
+            let e2 = ((e + 40).min(tail)..=tail).find(|i| command.is_char_boundary(*i)).unwrap_or(tail);
+            let mut out = command[..head].to_string();
+            if s2 > head {
+                out.push_str(&cut(head, s2));
+            }
+            out.push_str(&command[s2..e2]);
+            if tail > e2 {
+                out.push_str(&cut(e2, tail));
+            }
+            out.push_str(&command[tail..]);
+            out
+        }
+        _ => {
+            let keep = floor(max * 2 / 3);
+            format!("{}{}{}", &command[..keep], cut(keep, tail), &command[tail..])
         }
     }
+}
+
+/// Byte ranges of `command` that the rules which stopped it matched, at most one per rule.
+pub fn matched_spans(command: &str, policy: &Policy, decision: &Decision) -> Vec<(usize, usize)> {
+    let mut rules: Vec<usize> = decision.hits.iter().filter(|h| h.allowed_by.is_none()).map(|h| h.rule).collect();
+    rules.dedup();
+    rules.into_iter().filter_map(|r| match_in(policy, r, command)).filter(|(s, e)| e > s).collect()
+}
+
+/// Where rule `rule` matches in `command`: at its start or at the start of a command after a
+/// separator (rules are written for one simple command, often anchored with `^`).
+fn match_in(policy: &Policy, rule: usize, command: &str) -> Option<(usize, usize)> {
+    let r = &policy.rules[rule];
+    let starts = std::iter::once(0).chain(
+        command
+            .char_indices()
+            .filter(|(_, c)| matches!(c, ';' | '&' | '|' | '(' | '\n' | '`' | '{'))
+            .map(|(i, _)| i + 1),
+    );
+    starts.take(500).find_map(|at| {
+        let rest = &command[at..];
+        let skip = rest.len() - rest.trim_start().len();
+        r.span(&rest[skip..]).map(|(s, e)| (at + skip + s, at + skip + e))
+    })
 }
 
 /// The refusal message for stderr.
@@ -52,6 +125,8 @@ pub fn refusal(
     not_run: &NotRun<'_>,
     stake: Option<&str>,
 ) -> String {
+    let shown = bounded_command(command, policy, decision);
+    let command = shown.as_str();
     let hits: Vec<_> = decision.hits.iter().filter(|h| h.allowed_by.is_none()).collect();
     if json {
         let rules: Vec<_> = hits

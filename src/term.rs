@@ -12,6 +12,24 @@ fn is_invisible(c: char) -> bool {
     matches!(c, '\u{200b}'..='\u{200d}' | '\u{2060}' | '\u{feff}' | '\u{00ad}')
 }
 
+/// Whether the terminal gets colour: not when `NO_COLOR` is set (no-color.org), nor when
+/// `TERM` is unset or `dumb`.
+pub fn has_colour() -> bool {
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        && std::env::var_os("TERM").is_some_and(|t| !t.is_empty() && t != "dumb")
+}
+
+/// `text` in the SGR style `sgr` (`"1;33"`), or as it is when `on` is false. `text` must be
+/// escaped already.
+pub fn paint(sgr: &str, text: &str, on: bool) -> String {
+    if on { format!("\x1b[{sgr}m{text}\x1b[0m") } else { text.to_string() }
+}
+
+/// Whether `c` is a bidi or invisible character, which `escape` shows as an escape.
+pub fn is_unsafe(c: char) -> bool {
+    is_bidi(c) || is_invisible(c)
+}
+
 /// `text` with every control, escape, bidi and invisible character escaped.
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());

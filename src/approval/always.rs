@@ -43,7 +43,18 @@ pub fn add(cwd: &Path, commands: &[String], note: &str) -> Result<Added> {
 
 /// Appends `entries` to the project's rules file, each with the `context` it was answered in.
 pub fn add_entries(cwd: &Path, commands: &[Entry], note: &str) -> Result<Added> {
-    let file = config::find_project_file(cwd).unwrap_or_else(|| config::project_root(cwd).join(PROJECT_FILE));
+    add_entries_in(&project_file(cwd), commands, note)
+}
+
+/// The project's rules file "always" writes to: the one in force, else a new one at the root.
+pub fn project_file(cwd: &Path) -> std::path::PathBuf {
+    config::find_project_file(cwd).unwrap_or_else(|| config::project_root(cwd).join(PROJECT_FILE))
+}
+
+/// `add_entries` into `file` (the project's rules file, or the user's own `rules.toml`, which
+/// needs no trust: writing it carries trust along harmlessly).
+pub fn add_entries_in(file: &Path, commands: &[Entry], note: &str) -> Result<Added> {
+    let file = file.to_path_buf();
     // A link could point anywhere, your own rules.toml included, where an allow entry would be
     // trusted by location and apply to every project.
     if std::fs::symlink_metadata(&file).is_ok_and(|m| m.file_type().is_symlink()) {
@@ -65,11 +76,16 @@ pub fn add_entries(cwd: &Path, commands: &[Entry], note: &str) -> Result<Added> 
     };
     let mut doc: DocumentMut = match &old_text {
         Some(text) => text.parse().with_context(|| format!("cannot edit {}", file.display()))?,
-        None => HEADER.parse().expect("the header is valid TOML"),
+        // toml_edit keeps a comment-only document's comments at its end: the header is put
+        // in front of the text instead.
+        None => DocumentMut::new(),
     };
     let new_entries = append_entries(&mut doc, commands, note)
         .with_context(|| format!("cannot add an allow entry to {}", file.display()))?;
-    let new_text = doc.to_string();
+    let new_text = match old_text {
+        Some(_) => doc.to_string(),
+        None => with_header(&doc),
+    };
     // What is written must load: check it the way every later run will.
     compile::parse_file(&file.display().to_string(), &new_text, Layer::Project)?;
     if new_entries > 0 {
@@ -77,6 +93,11 @@ pub fn add_entries(cwd: &Path, commands: &[Entry], note: &str) -> Result<Added> 
     }
     let trusted = carry || store.state(&file, new_text.as_bytes()) == TrustState::Trusted;
     Ok(Added { file, new_entries, trusted })
+}
+
+/// A new file's text: the header, then the entries.
+fn with_header(doc: &DocumentMut) -> String {
+    format!("{HEADER}\n{}", doc.to_string().trim_start())
 }
 
 fn append_entries(doc: &mut DocumentMut, entries: &[Entry], note: &str) -> Result<usize> {
@@ -136,6 +157,17 @@ fn context_of(e: &Entry) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_new_file_starts_with_its_header() {
+        let mut doc = DocumentMut::new();
+        let e = Entry { command: "make deploy".into(), place: String::new() };
+        append_entries(&mut doc, &[e], "Added by cmdguard.").unwrap();
+        let text = with_header(&doc);
+        compile::parse_file("f", &text, Layer::Project).unwrap();
+        assert!(text.starts_with(HEADER), "{text}");
+        assert!(text.find("[[allow]]").unwrap() > HEADER.len() - 1, "{text}");
+    }
 
     #[test]
     fn entries_keep_comments_and_are_not_repeated() {

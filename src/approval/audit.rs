@@ -40,6 +40,8 @@ pub enum DecidedBy {
     Cleanup,
     /// An approval code a human approved with `cmdguard approve CODE` (hook mode).
     ApprovalCode,
+    /// Trial mode (`mode = "audit"`, `--audit`): nothing decided; the record is a would-be one.
+    Audit,
 }
 
 impl DecidedBy {
@@ -55,6 +57,7 @@ impl DecidedBy {
             DecidedBy::Signal => "signal",
             DecidedBy::Cleanup => "cleanup",
             DecidedBy::ApprovalCode => "approval-code",
+            DecidedBy::Audit => "audit",
         }
     }
 }
@@ -88,6 +91,13 @@ pub struct Record {
     /// What the command would destroy, when that was measured (`blast`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stake: Option<String>,
+    /// Trial mode: the verdict would have stopped the command, but it ran (`log --would`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub would: bool,
+    /// Trial mode: the exact `[[allow]]` commands that would let a would-be ask through
+    /// (empty where no allow entry can, as for a deny or text cmdguard could not read).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow: Vec<String>,
 }
 
 impl Record {
@@ -108,6 +118,8 @@ impl Record {
             via: None,
             pid: std::process::id(),
             stake: None,
+            would: false,
+            allow: Vec::new(),
         }
     }
 }

@@ -10,4 +10,5 @@ pub mod notify;
 pub mod prompt;
 pub mod queue;
 pub mod session;
+pub mod trial;
 pub mod trust;

@@ -17,8 +17,11 @@ use crate::term::escape;
 
 pub mod code;
 mod keys;
+mod show;
 use code::Typed;
 use keys::{Key, keys};
+pub use show::wrap;
+use show::{choices, countdown, render};
 
 /// One rule as the prompt shows it.
 pub struct RuleLine {
@@ -30,6 +33,8 @@ pub struct RuleLine {
 /// What the prompt shows and offers.
 pub struct Request<'a> {
     pub command: &'a str,
+    /// Byte ranges of `command` that the rules matched, highlighted.
+    pub matched: Vec<(usize, usize)>,
     pub cwd: &'a str,
     pub session_key: Option<&'a str>,
     pub rules: Vec<RuleLine>,
@@ -209,105 +214,6 @@ enum Event {
     Nothing,
 }
 
-/// Breaks `text` into lines of at most `width` characters, at spaces where it can, and never
-/// drops a character: a long command is wrapped, not truncated.
-pub fn wrap(text: &str, width: usize) -> Vec<String> {
-    let width = width.max(8);
-    let mut lines = Vec::new();
-    let mut line = String::new();
-    let mut len = 0;
-    for word in text.split(' ') {
-        let wlen = word.chars().count();
-        if len > 0 && len + 1 + wlen > width {
-            lines.push(std::mem::take(&mut line));
-            len = 0;
-        }
-        if len > 0 {
-            line.push(' ');
-            len += 1;
-        }
-        for c in word.chars() {
-            if len == width {
-                lines.push(std::mem::take(&mut line));
-                len = 0;
-            }
-            line.push(c);
-            len += 1;
-        }
-    }
-    lines.push(line);
-    lines
-}
-
-fn field(out: &mut String, label: &str, value: &str, width: usize) {
-    const INDENT: usize = 11;
-    let lines = wrap(value, width.saturating_sub(INDENT + 1));
-    for (i, l) in lines.iter().enumerate() {
-        let head = if i == 0 { format!("  {label:<8} ") } else { " ".repeat(INDENT) };
-        out.push_str(&head);
-        out.push_str(l);
-        out.push_str("\r\n");
-    }
-}
-
-fn render(req: &Request<'_>, width: usize) -> String {
-    let mut out = String::from("\r\n\x1b[1mcmdguard: approval needed\x1b[0m\r\n");
-    field(&mut out, "command", &escape(req.command), width);
-    field(&mut out, "in", &escape(req.cwd), width);
-    let session = match req.session_key {
-        Some(k) => escape(k),
-        None => "none given (--session-key), so `s` is not offered".into(),
-    };
-    field(&mut out, "session", &session, width);
-    for r in &req.rules {
-        field(&mut out, "rule", &format!("{}: {}", escape(&r.id), escape(&r.reason)), width);
-        if let Some(tip) = &r.tip {
-            field(&mut out, "safer", &escape(tip), width);
-        }
-    }
-    for (id, detail) in &req.concerns {
-        field(&mut out, "unclear", &format!("{id}: {}", escape(detail)), width);
-    }
-    for n in req.notices {
-        field(&mut out, "note", n, width);
-    }
-    if let Some(why) = req.no_always {
-        field(&mut out, "always", &format!("not offered: {why}"), width);
-    } else if let Some(at) = req.always_at {
-        field(&mut out, "always", &format!("covers this command only where it runs: {}", escape(at)), width);
-    }
-    if let Some(stake) = req.stake {
-        field(&mut out, "at stake", &escape(stake), width);
-    }
-    out.push_str(&choices(req, width, true));
-    out
-}
-
-fn choices(req: &Request<'_>, width: usize, always: bool) -> String {
-    let mut items = vec!["[o] once"];
-    if req.session_key.is_some() {
-        items.push("[s] this session");
-    }
-    if req.no_always.is_none() && always {
-        items.push("[a] always (asks for a code)");
-    }
-    items.extend(["[d] deny", "[r] deny with a reason", "[e] explain"]);
-    let mut out = String::new();
-    for l in wrap(&items.join("  "), width.saturating_sub(3)) {
-        out.push_str("  ");
-        out.push_str(&l);
-        out.push_str("\r\n");
-    }
-    out
-}
-
-fn countdown(left: Duration, width: usize) -> String {
-    let secs = left.as_secs() + u64::from(left.subsec_nanos() > 0);
-    let mut line = format!("  {secs}s left, then deny: press a key");
-    line.truncate(width.saturating_sub(1));
-    format!("\r\x1b[K{line}")
-}
-
 /// Holds the prompt lock for one terminal, so two cmdguard processes sharing a terminal ask
 /// one after the other instead of drawing over each other. A terminal is the controlling
 /// terminal of exactly one session, so the session id names it.
@@ -339,7 +245,8 @@ pub fn ask(req: &Request<'_>) -> Result<Answer, NoTerminal> {
     // Keys typed before the question exists are discarded; the question is drawn after that,
     // so an answer to what is on the screen is never thrown away.
     tty.flush_input();
-    tty.write(&render(req, width));
+    let style = show::Style { colour: crate::term::has_colour() };
+    tty.write(&render(req, width, style));
     let answer = read_answer(&mut tty, req, deadline);
     let said = match &answer {
         Answer::Once => "approved once: running it".to_string(),
@@ -349,6 +256,10 @@ pub fn ask(req: &Request<'_>) -> Result<Answer, NoTerminal> {
         Answer::Deny { .. } => "denied".to_string(),
         Answer::Timeout => "no answer in time: denied".to_string(),
         Answer::Interrupted(why) => format!("{why}: denied"),
+    };
+    let said = match answer {
+        Answer::Once | Answer::Session | Answer::Always => style.approved(&said),
+        _ => style.denied(&said),
     };
     tty.write(&format!("\r\x1b[K  -> {said}\r\n"));
     Ok(answer)
@@ -362,12 +273,19 @@ fn read_answer(tty: &mut Tty, req: &Request<'_>, deadline: Instant) -> Answer {
     loop {
         let now = Instant::now();
         if now >= deadline {
-            return Answer::Timeout;
+            // The user pressed `r` to deny: what they typed so far goes to the agent.
+            return match reason.map(|r| r.trim().to_string()) {
+                Some(r) if !r.is_empty() => Answer::Deny { reason: Some(r) },
+                _ => Answer::Timeout,
+            };
         }
         let left = deadline - now;
-        if reason.is_none() && left.as_secs() != shown_secs {
+        if left.as_secs() != shown_secs {
             shown_secs = left.as_secs();
-            tty.write(&countdown(left, tty.width()));
+            match &reason {
+                None => tty.write(&countdown(left, tty.width())),
+                Some(text) => redraw_reason(tty, text, left),
+            }
         }
         let tick = Duration::from_nanos(u64::from(left.subsec_nanos())).max(Duration::from_millis(10));
         let wait = if pending.is_empty() { tick.min(left) } else { Duration::from_millis(30) };
@@ -421,7 +339,8 @@ fn read_answer(tty: &mut Tty, req: &Request<'_>, deadline: Instant) -> Answer {
                 (None, Key::Char('d' | 'D')) => return Answer::Deny { reason: None },
                 (None, Key::Char('r' | 'R')) => {
                     reason = Some(String::new());
-                    tty.write("\r\x1b[K  reason for the agent (Enter sends, Esc denies without one):\r\n  > ");
+                    tty.write("\r\x1b[K  reason for the agent (Enter sends, Esc denies without one):\r\n");
+                    redraw_reason(tty, "", deadline.saturating_duration_since(Instant::now()));
                 }
                 (None, Key::Char('e' | 'E')) => {
                     let trace = (req.explain)().replace('\n', "\r\n");
@@ -436,15 +355,15 @@ fn read_answer(tty: &mut Tty, req: &Request<'_>, deadline: Instant) -> Answer {
                 }
                 (Some(text), Key::Backspace) => {
                     text.pop();
-                    redraw_reason(tty, text);
+                    redraw_reason(tty, text, deadline.saturating_duration_since(Instant::now()));
                 }
                 (Some(text), Key::CtrlU) => {
                     text.clear();
-                    redraw_reason(tty, text);
+                    redraw_reason(tty, text, deadline.saturating_duration_since(Instant::now()));
                 }
                 (Some(text), Key::Char(c)) if text.chars().count() < 300 && !c.is_control() => {
                     text.push(c);
-                    redraw_reason(tty, text);
+                    redraw_reason(tty, text, deadline.saturating_duration_since(Instant::now()));
                 }
                 (Some(_), _) => {}
             }
@@ -452,14 +371,18 @@ fn read_answer(tty: &mut Tty, req: &Request<'_>, deadline: Instant) -> Answer {
     }
 }
 
-fn redraw_reason(tty: &mut Tty, text: &str) {
-    let width = tty.width().saturating_sub(5);
+/// The reason line: the seconds left (the countdown stays in view while typing), then the end
+/// of what was typed that fits.
+fn redraw_reason(tty: &mut Tty, text: &str, left: Duration) {
+    let secs = left.as_secs() + u64::from(left.subsec_nanos() > 0);
+    let head = format!("  [{secs}s] > ");
+    let width = tty.width().saturating_sub(head.len() + 1);
     let shown = escape(text);
     let tail: String = {
         let n = shown.chars().count();
         shown.chars().skip(n.saturating_sub(width)).collect()
     };
-    tty.write(&format!("\r\x1b[K  > {tail}"));
+    tty.write(&format!("\r\x1b[K{head}{tail}"));
 }
 
 /// Shows `text` on the terminal and waits for one key. Returns the key if it is one of `keys`,

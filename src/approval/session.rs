@@ -169,6 +169,38 @@ pub fn revoke(key: &str) -> Result<usize> {
     revoke_hash(&state::key_hash(key))
 }
 
+/// Removes every grant of the session named by `key`, or by the start of its hash as
+/// `session list` shows it (at least 8 hex digits, naming one session). `Err` with a usage
+/// message when a shown hash is ambiguous.
+pub fn revoke_shown(key: &str) -> Result<usize> {
+    let dir = state::subdir(DIR)?;
+    let own = state::key_hash(key);
+    let is_hash = key.len() >= 8 && key.len() <= own.len() && key.bytes().all(|b| b.is_ascii_hexdigit());
+    if !is_hash || dir.join(format!("{own}.json")).exists() {
+        return revoke_hash(&own);
+    }
+    let prefix = key.to_ascii_lowercase();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(&dir).with_context(|| format!("cannot read {}", dir.display()))? {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "json")
+            && let Some(stem) = path.file_stem().and_then(|s| s.to_str())
+            && stem.starts_with(&prefix)
+        {
+            found.push(stem.to_string());
+        }
+    }
+    match found.as_slice() {
+        [] => revoke_hash(&own),
+        [one] => revoke_hash(one),
+        _ => Err(crate::cmd::UsageError(format!(
+            "{key} is the start of {} sessions' hashes: give more of it, or the key itself",
+            found.len()
+        ))
+        .into()),
+    }
+}
+
 fn revoke_hash(hash: &str) -> Result<usize> {
     let dir = state::subdir(DIR)?;
     let (path, lock) = paths(&dir, hash);

@@ -29,10 +29,17 @@ pub fn run(global: &Global, args: &CheckArgs) -> Result<u8> {
         if !policy.notices.is_empty() {
             rec["notices"] = serde_json::json!(policy.notices);
         }
+        if global.is_audit(&policy) {
+            rec["audit"] = serde_json::json!(true);
+        }
         format!("{rec}\n")
     } else {
         notices(&policy);
-        human(&command, &policy, &decision)
+        let mut text = human(&command, &policy, &decision);
+        if global.is_audit(&policy) && matches!(decision.verdict, Verdict::Ask | Verdict::Deny) {
+            text.push_str("  audit: trial mode is on, so this would run and be recorded as a would-be decision\n");
+        }
+        text
     };
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {

@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use anyhow::Result;
+use serde_json::json;
 
 use crate::cli::{CommandArgs, Global};
 use crate::decide::{Decision, Unit, decide, unit_text};
@@ -18,15 +19,60 @@ pub fn run(global: &Global, args: &CommandArgs) -> Result<u8> {
     let policy = super::policy(global)?;
     let analysis = job.analyze(&super::shell(global, &policy)?);
     let decision = decide(&policy, &analysis);
-    print!("{}", trace(&policy, &job, &analysis, &decision));
-    let limit = std::time::Duration::from_millis(policy.settings.blast_radius_ms);
-    if matches!(decision.verdict, crate::decide::Verdict::Ask | crate::decide::Verdict::Deny) && !limit.is_zero() {
-        let cwd = super::cwd()?;
-        if let Some(b) = crate::blast::measure(&analysis, &decision, &cwd, limit) {
-            println!("at stake:    {}", escape(&b.summary()));
+    if global.json {
+        super::print(&format!("{}\n", trace_json(&policy, &job, &analysis, &decision)))?;
+    } else {
+        super::print(&trace(&policy, &job, &analysis, &decision))?;
+        let limit = std::time::Duration::from_millis(policy.settings.blast_radius_ms);
+        if matches!(decision.verdict, crate::decide::Verdict::Ask | crate::decide::Verdict::Deny) && !limit.is_zero() {
+            let cwd = super::cwd()?;
+            if let Some(b) = crate::blast::measure(&analysis, &decision, &cwd, limit) {
+                super::print(&format!("at stake:    {}\n", escape(&b.summary())))?;
+            }
         }
     }
     Ok(0)
+}
+
+/// The same facts as `trace`, as one JSON object; a hit's `span` is the byte range of `text`
+/// that its rule matched.
+pub fn trace_json(policy: &Policy, job: &Job, analysis: &Analysis, decision: &Decision) -> serde_json::Value {
+    let places = crate::decide::place::segment_places(analysis);
+    let segments: Vec<_> = analysis
+        .segments
+        .iter()
+        .zip(&places)
+        .map(|(s, place)| json!({"text": s.text, "place": place, "from": s.origin, "wrappers": s.wrappers, "notes": s.notes}))
+        .collect();
+    let hits: Vec<_> = decision
+        .hits
+        .iter()
+        .map(|h| {
+            let r = &policy.rules[h.rule];
+            let text = unit_text(analysis, h.unit);
+            let (start, end) = r.span(text).unwrap_or((0, 0));
+            json!({
+                "rule": r.id, "action": crate::report::action_name(r.action), "unit": unit_name(h.unit),
+                "text": text, "span": [start, end], "matched": String::from_utf8_lossy(&text.as_bytes()[start..end]),
+                "allowed_by": h.allowed_by.map(|a| policy.allows[a].describe()),
+            })
+        })
+        .collect();
+    let concerns: Vec<_> = decision.concerns.iter().map(|c| json!({"id": c.id, "detail": c.detail})).collect();
+    json!({
+        "command": job.text(), "normalized": analysis.lines.first(), "segments": segments,
+        "pipelines": analysis.pipelines, "nested": analysis.lines.get(1..).unwrap_or_default(),
+        "hits": hits, "concerns": concerns, "notices": policy.notices, "verdict": decision.verdict.name(),
+    })
+}
+
+fn unit_name(unit: Unit) -> String {
+    match unit {
+        Unit::Segment(i) => format!("segment [{}]", i + 1),
+        Unit::Pipeline(i) => format!("pipeline [{}]", i + 1),
+        Unit::Line(0) => "the whole line".to_string(),
+        Unit::Line(i) => format!("nested script {i}"),
+    }
 }
 
 /// The analysis trace, as `explain` prints it and the prompt's `e` shows it.
@@ -83,12 +129,7 @@ pub fn trace(policy: &Policy, job: &Job, analysis: &Analysis, decision: &Decisio
     for h in &decision.hits {
         let r = &policy.rules[h.rule];
         let text = unit_text(analysis, h.unit);
-        let unit = match h.unit {
-            Unit::Segment(i) => format!("segment [{}]", i + 1),
-            Unit::Pipeline(i) => format!("pipeline [{}]", i + 1),
-            Unit::Line(0) => "the whole line".to_string(),
-            Unit::Line(i) => format!("nested script {i}"),
-        };
+        let unit = unit_name(h.unit);
         let (start, end) = r.span(text).unwrap_or((0, 0));
         let matched = String::from_utf8_lossy(&text.as_bytes()[start..end]);
         let _ = writeln!(

@@ -20,7 +20,7 @@ use crate::term::escape;
 
 use detect::Finding;
 
-pub fn run(_global: &Global, args: &InitArgs) -> Result<u8> {
+pub fn run(global: &Global, args: &InitArgs) -> Result<u8> {
     let cwd = super::cwd()?;
     let existing = config::find_project_file(&cwd);
     if let Some(f) = existing.as_ref().filter(|_| !args.print) {
@@ -39,8 +39,17 @@ pub fn run(_global: &Global, args: &InitArgs) -> Result<u8> {
     let text = template::render(&findings);
     self_check(&path, &text)?;
     let shown = escape(&path.display().to_string());
+    let found = || -> Vec<serde_json::Value> {
+        findings.iter().map(|f| serde_json::json!({"found": f.found, "rule": f.rule.id})).collect()
+    };
+    if args.print && global.json {
+        let obj = serde_json::json!({"path": path.display().to_string(), "text": text, "found": found(),
+            "in_force": existing.as_ref().map(|f| f.display().to_string())});
+        super::print(&format!("{obj}\n"))?;
+        return Ok(0);
+    }
     if args.print {
-        print!("{text}");
+        super::print(&text)?;
         eprint!("{}", summary(&findings));
         if let Some(f) = &existing {
             eprintln!(
@@ -59,6 +68,12 @@ pub fn run(_global: &Global, args: &InitArgs) -> Result<u8> {
             "cmdguard init: wrote {shown}, but could not record that you trust it ({e:#}); its rules apply, and `cmdguard trust` records the trust"
         );
         return Ok(DECLINED);
+    }
+    if global.json {
+        let obj =
+            serde_json::json!({"path": path.display().to_string(), "written": true, "trusted": true, "found": found()});
+        super::print(&format!("{obj}\n"))?;
+        return Ok(0);
     }
     println!("cmdguard init: wrote {shown} and trusted it as written");
     print!("{}", summary(&findings));

@@ -27,6 +27,7 @@ pub fn run(global: &Global, args: &LogArgs) -> Result<u8> {
         since.is_none_or(|t| state::parse_rfc3339(&r.time).is_some_and(|at| at >= t))
             && session.as_ref().is_none_or(|h| r.session.as_ref() == Some(h))
             && verdict.is_none_or(|v| r.verdict == v)
+            && (!args.would || r.would)
     };
     let mut out = std::io::stdout().lock();
     let shown: Vec<&Record> = records.iter().filter(|r| keep(r)).collect();
@@ -46,7 +47,8 @@ pub fn run(global: &Global, args: &LogArgs) -> Result<u8> {
                 "not run".into()
             };
             writeln!(out, "{:<21}{session:<10}{:<15}{result:<14}{}", r.time, r.decided_by.name(), escape(&r.command))?;
-            let mut detail = format!("    {} [{}]", r.verdict, r.rules.join(", "));
+            let verdict = if r.would { format!("would {}", r.verdict) } else { r.verdict.clone() };
+            let mut detail = format!("    {verdict} [{}]", r.rules.join(", "));
             if let Some(reason) = &r.reason {
                 detail.push_str(&format!(" reason: {}", escape(reason)));
             }
@@ -64,7 +66,7 @@ pub fn run(global: &Global, args: &LogArgs) -> Result<u8> {
 }
 
 /// `--since`: a duration back from now (`90m`, `1h`, `2d`) or an RFC 3339 UTC time.
-fn parse_since(text: &str, now: u64) -> Result<u64> {
+pub fn parse_since(text: &str, now: u64) -> Result<u64> {
     if let Some(d) = state::parse_duration(text) {
         return Ok(now.saturating_sub(d));
     }

@@ -3,12 +3,14 @@
 pub mod check;
 pub mod code;
 pub mod completions;
+pub mod deletes;
 pub mod doctor;
 pub mod explain;
 pub mod hook;
 pub mod init;
 pub mod log;
 pub mod queue;
+pub mod report;
 pub mod rules;
 pub mod run;
 pub mod session;
@@ -45,6 +47,17 @@ pub fn job(args: &CommandArgs) -> Result<Job> {
         (None, true) => {
             Err(UsageError("no command given: use -c STRING or -- PROG [ARGS]... (see cmdguard --help)".into()).into())
         }
+    }
+}
+
+/// Writes `text` to stdout. A reader that went away (`cmdguard rules list | head -1`) is no
+/// error: what it wanted was read, and the rest has nobody to go to.
+pub fn print(text: &str) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        written => Ok(written?),
     }
 }
 

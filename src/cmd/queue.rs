@@ -18,8 +18,13 @@ use crate::state::{self, human_duration};
 use crate::term::escape;
 
 pub fn pending(global: &Global) -> Result<u8> {
-    let all = queue::all(true)?;
-    let codes = crate::approval::codes::all()?;
+    let mut all = queue::all(true)?;
+    let mut codes = crate::approval::codes::all()?;
+    if let Some(key) = global.session_key.as_deref() {
+        let hash = state::key_hash(key);
+        all.retain(|p| p.request.session.as_deref() == Some(hash.as_str()));
+        codes.retain(|c| c.session.as_deref() == Some(hash.as_str()));
+    }
     let now = state::now();
     if global.json {
         for p in &all {

@@ -13,6 +13,7 @@ use crate::approval::notify;
 use crate::approval::prompt::{self, Answer, RuleLine};
 use crate::approval::queue;
 use crate::approval::session::{self, Need};
+use crate::approval::trial;
 use crate::cli::{Global, NoTty};
 use crate::decide::{Decision, Verdict, decide, unit_text};
 use crate::exec::{self, Job};
@@ -33,6 +34,7 @@ pub struct Invocation<'a> {
     pub project: PathBuf,
     /// What the command would destroy (`blast`), measured once it is refused or asked about.
     pub stake: std::cell::OnceCell<Option<String>>,
+    pub analysis: &'a Analysis,
 }
 
 impl Invocation<'_> {
@@ -75,11 +77,27 @@ pub fn run(global: &Global, job: Job) -> Result<u8> {
     let shell = super::shell(global, &policy)?;
     let analysis = job.analyze(&shell);
     let decision = decide(&policy, &analysis);
+    let audit_mode = global.is_audit(&policy);
+    if audit_mode {
+        trial::count_seen();
+    }
     if decision.verdict == Verdict::Pass {
         return Ok(exec::exec(&job, &shell));
     }
     let project = crate::config::project_root(&cwd);
-    let inv = Invocation { global, job: &job, shell, command: job.text(), project, cwd, stake: Default::default() };
+    let inv = Invocation {
+        global,
+        job: &job,
+        shell,
+        command: job.text(),
+        project,
+        cwd,
+        analysis: &analysis,
+        stake: Default::default(),
+    };
+    if audit_mode && matches!(decision.verdict, Verdict::Ask | Verdict::Deny) {
+        return Ok(would(&inv, &policy, &analysis, &decision));
+    }
     if decision.verdict == Verdict::Deny {
         inv.measure(&policy, &analysis, &decision);
     }
@@ -95,6 +113,24 @@ pub fn run(global: &Global, job: Job) -> Result<u8> {
         }
         Verdict::Ask => ask(&inv, &policy, &analysis, &decision),
     }
+}
+
+/// Trial mode: a would-be ask or deny is recorded and the command runs. A session grant that
+/// covers an ask is an ordinary pass, as it would be when enforcing.
+fn would(inv: &Invocation<'_>, policy: &Policy, analysis: &Analysis, decision: &Decision) -> u8 {
+    if decision.verdict == Verdict::Ask
+        && let Some(key) = inv.global.session_key.as_deref()
+        && session::covers(key, &inv.project, &need(policy, decision, &inv.command), policy.settings.session_ttl)
+            .unwrap_or(false)
+    {
+        audit::record(&inv.record(policy, decision, DecidedBy::SessionGrant, true));
+        return inv.exec();
+    }
+    trial::record_would(
+        inv.record(policy, decision, DecidedBy::Audit, true),
+        trial::allow_for(policy, analysis, decision),
+    );
+    inv.exec()
 }
 
 fn refuse(inv: &Invocation<'_>, policy: &Policy, decision: &Decision, not_run: &NotRun<'_>) -> Result<u8> {
@@ -128,11 +164,16 @@ pub fn always_entries(policy: &Policy, analysis: &Analysis, decision: &Decision)
 
 /// The command a human can type to run this in their own terminal.
 pub fn approve_hint(inv: &Invocation<'_>) -> String {
+    use std::os::unix::ffi::OsStrExt;
     let key = inv.global.session_key.as_deref().map(|k| format!("--session-key {} ", crate::shell::quote(k)));
     let key = key.unwrap_or_default();
     match inv.job {
-        Job::Script(_) | Job::Shell { .. } => format!("cmdguard {key}-c {}", crate::shell::quote(&inv.command)),
-        Job::Argv(_) => format!("cmdguard {key}-- {}", inv.command),
+        Job::Script(s) => format!("cmdguard {key}-c {}", crate::shell::quote_bytes(s.as_bytes())),
+        Job::Shell { .. } => format!("cmdguard {key}-c {}", crate::shell::quote(&inv.command)),
+        Job::Argv(argv) => {
+            let words: Vec<String> = argv.iter().map(|a| crate::shell::quote_bytes(a.as_bytes())).collect();
+            format!("cmdguard {key}-- {}", words.join(" "))
+        }
     }
 }
 
@@ -175,6 +216,7 @@ fn ask(inv: &Invocation<'_>, policy: &Policy, analysis: &Analysis, decision: &De
     let cwd = inv.cwd.display().to_string();
     let request = prompt::Request {
         command: &inv.command,
+        matched: crate::report::matched_spans(&inv.command, policy, decision),
         cwd: &cwd,
         session_key: inv.global.session_key.as_deref(),
         rules,
@@ -378,7 +420,21 @@ fn persist_always(inv: &Invocation<'_>, entries: &[always::Entry]) {
             .map(|k| format!(" (session {})", &state::key_hash(k)[..12]))
             .unwrap_or_default()
     );
-    match always::add_entries(&inv.cwd, entries, &note) {
+    // An entry in a file the command deletes would vanish with it, and the next run would ask
+    // again: such an entry goes to the user's own rules instead.
+    let project_file = always::project_file(&inv.cwd);
+    let target = match crate::config::user_config_dir() {
+        Some(dir) if super::deletes::would_delete(inv.analysis, &inv.cwd, &project_file) => {
+            prompt::tell(&format!(
+                "cmdguard: warning: this command would delete {} (not tracked by git), so the allow entry goes to your own rules",
+                shown(&project_file)
+            ));
+            let _ = std::fs::create_dir_all(&dir);
+            dir.join("rules.toml")
+        }
+        _ => project_file,
+    };
+    match always::add_entries_in(&target, entries, &note) {
         Ok(added) if added.trusted => prompt::tell(&format!(
             "cmdguard: {} allow {} written to {}{}",
             added.new_entries,

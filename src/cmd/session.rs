@@ -13,7 +13,7 @@ pub fn run(global: &Global, cmd: &SessionCmd) -> Result<u8> {
         SessionCmd::New => println!("{}", session::new_key()),
         SessionCmd::List => list(global)?,
         SessionCmd::Revoke { key } => {
-            let n = session::revoke(key)?;
+            let n = session::revoke_shown(key)?;
             println!("removed {n} grant{} of that session", if n == 1 { "" } else { "s" });
         }
         SessionCmd::Clear => {
@@ -54,6 +54,6 @@ fn list(global: &Global) -> Result<()> {
             println!("{:<37}command {}", "", escape(c));
         }
     }
-    println!("(sessions are shown by a hash of their key; `cmdguard session revoke KEY` removes one)");
+    println!("(sessions are shown by a hash of their key; `cmdguard session revoke` takes the key or the hash shown)");
     Ok(())
 }

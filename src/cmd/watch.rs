@@ -10,7 +10,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use crossterm::{cursor, execute, queue, style, terminal};
 
@@ -98,7 +98,9 @@ enum Mode {
 
 pub fn run(_global: &Global) -> Result<u8> {
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
-        bail!("`cmdguard watch` needs you at an interactive terminal; run it yourself in a terminal");
+        // The same status as approve, deny and trust with no terminal: nothing was decided.
+        eprintln!("cmdguard: `cmdguard watch` needs you at an interactive terminal; run it yourself in a terminal");
+        return Ok(crate::exit::DECLINED);
     }
     // A signal must not leave the terminal in raw mode on the alternate screen: it is caught,
     // and the loop below leaves through `Screen`'s drop.
@@ -276,7 +278,9 @@ fn draw(list: &[Pending], selected: usize, mode: &Mode, status: &str) -> Result<
     let mut lines: Vec<(String, bool)> = Vec::new();
     let head = format!("cmdguard watch: {} waiting", list.len());
     lines.push((head, true));
-    lines.push(("up/down select  o once  s session  a always  d deny  r deny+reason  e explain  q quit".into(), false));
+    // On a narrow terminal the keys wrap onto more lines rather than being cut off.
+    let keys = "up/down select  o once  s session  a always  d deny  r deny+reason  e explain  q quit";
+    lines.extend(wrap(keys, w.saturating_sub(1)).into_iter().map(|l| (l, false)));
     lines.push((String::new(), false));
     if let Mode::Text(text) = mode {
         lines.extend(text.iter().flat_map(|l| wrap(l, w)).map(|l| (l, false)));
@@ -323,7 +327,9 @@ fn draw(list: &[Pending], selected: usize, mode: &Mode, status: &str) -> Result<
     };
     let mut out = std::io::stdout().lock();
     queue!(out, terminal::Clear(terminal::ClearType::All), cursor::MoveTo(0, 0))?;
-    for (i, (line, strong)) in lines.iter().take(h.saturating_sub(1)).enumerate() {
+    // The bottom line may hold a code to type back: wrapped, never cut.
+    let bottom = wrap(&bottom, w.saturating_sub(1));
+    for (i, (line, strong)) in lines.iter().take(h.saturating_sub(bottom.len())).enumerate() {
         queue!(out, cursor::MoveTo(0, i as u16))?;
         if *strong {
             queue!(out, style::SetAttribute(style::Attribute::Reverse))?;
@@ -331,8 +337,10 @@ fn draw(list: &[Pending], selected: usize, mode: &Mode, status: &str) -> Result<
         let line: String = line.chars().take(w).collect();
         queue!(out, style::Print(line), style::SetAttribute(style::Attribute::Reset))?;
     }
-    let bottom: String = bottom.chars().take(w.saturating_sub(1)).collect();
-    queue!(out, cursor::MoveTo(0, rows.saturating_sub(1)), style::Print(bottom))?;
+    for (i, line) in bottom.iter().enumerate() {
+        let row = rows.saturating_sub((bottom.len() - i) as u16);
+        queue!(out, cursor::MoveTo(0, row), style::Print(line))?;
+    }
     out.flush()?;
     Ok(())
 }

@@ -9,7 +9,7 @@ use toml::Spanned;
 
 use super::builtin::{self, Span};
 use super::schema::{self, RuleFile, Target};
-pub use super::settings::{FileSettings, NoTty};
+pub use super::settings::{FileSettings, Mode, NoTty};
 use super::{Allow, AllowContext, Conjuncts, Layer, LazyRegex, LiteralSet, Origin, Pattern, Rule, Texts};
 use crate::config::ConfigError;
 

@@ -61,6 +61,8 @@ pub struct RawSettings {
     pub notify_command: Option<String>,
     /// Ring the terminal bell (and send a desktop notification escape) when a request waits.
     pub bell: Option<bool>,
+    /// `enforce` (default) or `audit`: nothing is blocked or asked, would-be decisions are logged.
+    pub mode: Option<Spanned<String>>,
 }
 
 /// A duration as written: a number of seconds or a string like `"8h"` or `"1h30m"`.

@@ -16,6 +16,7 @@ pub struct FileSettings {
     /// Session grant lifetime without use, in seconds.
     pub session_ttl: Option<u64>,
     pub no_tty: Option<NoTty>,
+    pub mode: Option<Mode>,
     /// Approval code lifetime, in seconds.
     pub code_ttl: Option<u64>,
     pub notify_command: Option<String>,
@@ -24,6 +25,15 @@ pub struct FileSettings {
     pub hooks: Vec<(String, super::hooks::HookSettings)>,
     /// Milliseconds for the blast radius.
     pub blast_radius_ms: Option<u64>,
+}
+
+/// Whether verdicts are carried out (`enforce`) or only recorded (`audit`, the trial mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    #[default]
+    Enforce,
+    /// Nothing is blocked or asked: a would-be ask or deny runs and is written to the audit log.
+    Audit,
 }
 
 /// What happens to a command that needs approval when there is no terminal to ask on.
@@ -81,8 +91,22 @@ impl FileSettings {
                 }
             },
         };
+        let mode = match raw.mode {
+            None => None,
+            Some(v) => match v.get_ref().as_str() {
+                "enforce" => Some(Mode::Enforce),
+                "audit" => Some(Mode::Audit),
+                other => {
+                    return Err(err(
+                        v.span().start,
+                        format!("setting `mode`: {other:?} is not \"enforce\" or \"audit\""),
+                    ));
+                }
+            },
+        };
         Ok(FileSettings {
             no_tty,
+            mode,
             shell: raw.shell,
             timeout: duration("timeout", 30 * 86_400, raw.timeout)?,
             session_ttl: duration("session_ttl", 365 * 86_400, raw.session_ttl)?,
@@ -109,6 +133,7 @@ pub struct Settings {
     /// Seconds a session grant lasts without use.
     pub session_ttl: u64,
     pub no_tty: NoTty,
+    pub mode: Mode,
     /// Seconds an approval code of hook mode lives.
     pub code_ttl: u64,
     /// Run when a request waits for a human (from a trusted layer only).
@@ -128,6 +153,7 @@ impl Default for Settings {
             timeout: 120,
             session_ttl: 8 * 3600,
             no_tty: NoTty::Deny,
+            mode: Mode::Enforce,
             code_ttl: 600,
             notify_command: None,
             bell: true,
@@ -151,6 +177,9 @@ impl Settings {
         }
         if let Some(n) = file.no_tty {
             self.no_tty = n;
+        }
+        if let Some(m) = file.mode {
+            self.mode = m;
         }
         if let Some(t) = file.code_ttl {
             self.code_ttl = t;

@@ -202,6 +202,28 @@ pub fn quote(word: &str) -> String {
     if plain { word.to_string() } else { format!("'{}'", word.replace('\'', r"'\''")) }
 }
 
+/// `bytes` quoted for a person to paste into bash or zsh: as `quote` does when they are UTF-8
+/// with no control characters, else as `$'…'`, with every other byte as `\xHH`, so bytes that
+/// are not text survive the copy exactly.
+pub fn quote_bytes(bytes: &[u8]) -> String {
+    if let Ok(text) = std::str::from_utf8(bytes)
+        && !text.chars().any(char::is_control)
+    {
+        return quote(text);
+    }
+    let mut out = String::from("$'");
+    for &b in bytes {
+        match b {
+            b'\\' => out.push_str("\\\\"),
+            b'\'' => out.push_str("\\'"),
+            b' '..=b'~' => out.push(b as char),
+            _ => out.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    out.push('\'');
+    out
+}
+
 /// Joins words into canonical text.
 pub fn join(words: &[String]) -> String {
     words.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")

@@ -64,6 +64,8 @@ impl TestEnv {
             .env("HOME", &self.home)
             .env("XDG_CONFIG_HOME", self.home.join(".config"))
             .env("XDG_STATE_HOME", self.home.join(".local/state"))
+            // Plain text for the tests that read the screen; colour tests take this away.
+            .env("NO_COLOR", "1")
             .stdin(Stdio::null());
         cmd
     }

@@ -96,15 +96,17 @@ fn node_shim_recipe_runs_and_refuses() {
     if !has("node") {
         return;
     }
+    // Both recipes as written, on a fresh HOME (no ~/.local/bin yet): the link, then the harness.
     let t = TestEnv::new();
-    let link = t.home.join("bin/cmdguard-sh");
-    std::fs::create_dir_all(link.parent().unwrap()).unwrap();
-    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_cmdguard"), &link).unwrap();
+    let o = run(&t, "sh", &["-c", &recipe("shim-link")]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let link = t.home.join(".local/bin/cmdguard-sh");
+    assert!(link.exists(), "the link recipe made no link");
     t.write("harness/shim.js", &recipe("node-shim"));
     let driver = format!(
         r#"const assert = require("node:assert");
 const recipe = require("./harness/shim.js");
-recipe.shim.path = {link:?};
+assert.strictEqual(recipe.shim.path, {link:?});
 recipe.runWithShim("echo \"$1\" via shim; exit 3", ".", (status, stdout) => {{
   assert.deepStrictEqual([status, stdout], [3, " via shim\n"]);
   recipe.runWithShim("touch ran; git reset --hard", ".", (status, stdout, stderr) => {{

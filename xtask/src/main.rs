@@ -31,6 +31,18 @@ fn main() -> ExitCode {
 fn man() -> std::io::Result<String> {
     let mut page = Vec::new();
     clap_mangen::Man::new(cmdguard::cli::Cli::command()).render(&mut page)?;
+    // clap_mangen names a page per subcommand (`cmdguard-log(1)`); cmdguard ships one page, so
+    // the commands are named as typed, with `--help` for each one's options (as the test does).
+    let mut page = String::from_utf8_lossy(&page).into_owned();
+    for sub in cmdguard::cli::Cli::command().get_subcommands().map(|s| s.get_name().to_string()).chain(["help".into()])
+    {
+        page = page.replace(&format!("cmdguard\\-{}(1)", sub.replace('-', "\\-")), &format!("cmdguard {sub}"));
+    }
+    let page = page.replacen(
+        ".SH SUBCOMMANDS\n",
+        ".SH SUBCOMMANDS\nEach command's options: \\fBcmdguard COMMAND \\-\\-help\\fR.\n",
+        1,
+    );
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/cmdguard.1");
     std::fs::write(&path, page)?;
     Ok("docs/cmdguard.1".into())

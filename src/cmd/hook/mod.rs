@@ -179,6 +179,10 @@ fn judge(global: &Global, host: Host, input: &[u8]) -> Answer {
         }
     };
     let (analysis, decision) = decide_for_host(&policy, &call.command, call.session_key.as_deref(), &cwd);
+    if global.is_audit(&policy) {
+        crate::approval::trial::record_hook(&policy, &call.command, &decision, call.session_key.as_deref(), &cwd);
+        return Answer::NoOpinion;
+    }
     if decision.verdict == Verdict::Ask {
         let asked = approve::Asked {
             host,

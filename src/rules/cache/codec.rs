@@ -8,7 +8,7 @@
 
 use std::borrow::Cow;
 
-use super::super::compile::{FileItems, FileSettings, NoTty};
+use super::super::compile::{FileItems, FileSettings, Mode, NoTty};
 use super::super::hooks::{HookApproval, HookSettings};
 use super::super::{Action, Allow, AllowContext, Layer, LazyRegex, LiteralSet, Origin, Rule, Target};
 
@@ -17,8 +17,18 @@ use super::super::{Action, Allow, AllowContext, Layer, LazyRegex, LiteralSet, Or
 pub fn encode(items: &FileItems) -> Vec<u8> {
     let FileItems { rules, allows, contexts, disable, settings, programs } = items;
     let mut w = Writer(Vec::with_capacity(64 + rules.len() * 160));
-    let FileSettings { shell, timeout, session_ttl, no_tty, code_ttl, notify_command, bell, hooks, blast_radius_ms } =
-        settings;
+    let FileSettings {
+        shell,
+        timeout,
+        session_ttl,
+        no_tty,
+        code_ttl,
+        notify_command,
+        bell,
+        hooks,
+        blast_radius_ms,
+        mode,
+    } = settings;
     w.opt(shell.as_deref(), Writer::str);
     w.opt(*timeout, Writer::uint);
     w.opt(*session_ttl, Writer::uint);
@@ -40,6 +50,11 @@ pub fn encode(items: &FileItems) -> Vec<u8> {
             Some(HookApproval::Wait) => 3,
         });
         w.opt(*wait, Writer::uint);
+    });
+    w.byte(match mode {
+        None => 0,
+        Some(Mode::Enforce) => 1,
+        Some(Mode::Audit) => 2,
     });
     w.list(disable, |w, (name, line, col)| {
         w.str(name);
@@ -145,6 +160,12 @@ pub fn decode(payload: &[u8], file: &str, layer: Layer) -> Option<FileItems> {
         };
         Some((host, HookSettings { approval, wait: r.opt(Reader::uint)? }))
     })?;
+    let mode = match r.byte()? {
+        0 => None,
+        1 => Some(Mode::Enforce),
+        2 => Some(Mode::Audit),
+        _ => return None,
+    };
     let disable = r.list(|r| Some((r.string()?, r.usize()?, r.usize()?)))?;
     let programs = r.list(|r| Some((r.string()?, r.usize()?)))?;
     let origin = |line| Origin { layer, file: Cow::Owned(file.to_string()), line };
@@ -161,8 +182,18 @@ pub fn decode(payload: &[u8], file: &str, layer: Layer) -> Option<FileItems> {
         2 => r.string().map(AllowContext::At),
         _ => None,
     })?;
-    let settings =
-        FileSettings { shell, timeout, session_ttl, no_tty, code_ttl, notify_command, bell, hooks, blast_radius_ms };
+    let settings = FileSettings {
+        shell,
+        timeout,
+        session_ttl,
+        no_tty,
+        code_ttl,
+        notify_command,
+        bell,
+        hooks,
+        blast_radius_ms,
+        mode,
+    };
     (r.0.is_empty() && contexts.len() == allows.len()).then_some(FileItems {
         rules,
         allows,
@@ -350,6 +381,7 @@ no_tty = "wait"
 approval_code_ttl = "5m"
 notify_command = "true"
 bell = false
+mode = "audit"
 
 [hook.codex]
 approval = "wait"
