@@ -12,3 +12,4 @@ pub mod queue;
 pub mod session;
 pub mod trial;
 pub mod trust;
+pub mod trusted_copy;

@@ -116,18 +116,34 @@ impl Store {
     /// Trusts exactly `content` at `path` (replacing any earlier record for that path).
     pub fn trust(&mut self, path: &Path, content: &[u8]) -> Result<()> {
         let key = record_path(path);
-        let entry = Entry { sha256: vec![digest(&key, content)], trusted_at: state::now() };
-        self.records.files.insert(key.display().to_string(), entry);
-        self.save()
+        let new = digest(&key, content);
+        super::trusted_copy::keep(&self.dir, &new, content)?;
+        let entry = Entry { sha256: vec![new.clone()], trusted_at: state::now() };
+        let old = self.records.files.insert(key.display().to_string(), entry);
+        self.save()?;
+        for d in old.into_iter().flat_map(|e| e.sha256).filter(|d| *d != new) {
+            super::trusted_copy::drop_copy(&self.dir, &d);
+        }
+        Ok(())
+    }
+
+    /// The bytes last trusted at `path`, if a copy was kept (files trusted by cmdguard 0.1's
+    /// earlier builds have none).
+    pub fn trusted_content(&self, path: &Path) -> Option<String> {
+        let entry = self.records.files.get(&record_path(path).display().to_string())?;
+        entry.sha256.iter().rev().find_map(|d| super::trusted_copy::read(&self.dir, d))
     }
 
     /// Forgets `path`. Returns whether there was a record.
     pub fn untrust(&mut self, path: &Path) -> Result<bool> {
-        let removed = self.records.files.remove(&record_path(path).display().to_string()).is_some();
-        if removed {
+        let removed = self.records.files.remove(&record_path(path).display().to_string());
+        if removed.is_some() {
             self.save()?;
         }
-        Ok(removed)
+        for d in removed.iter().flat_map(|e| &e.sha256) {
+            super::trusted_copy::drop_copy(&self.dir, d);
+        }
+        Ok(removed.is_some())
     }
 
     /// Replaces the file at `path` with `new`, atomically. When
@@ -142,13 +158,19 @@ impl Store {
         let key = record_path(path);
         let name = key.display().to_string();
         let new_digest = digest(&key, new);
+        super::trusted_copy::keep(&self.dir, &new_digest, new)?;
         let entry = self.records.files.entry(name.clone()).or_default();
         entry.sha256.push(new_digest.clone());
         entry.trusted_at = state::now();
         self.save()?;
         state::write_atomic(path, new, mode.unwrap_or(0o644))?;
         let entry = self.records.files.entry(name).or_default();
+        let old: Vec<String> = entry.sha256.iter().filter(|d| **d != new_digest).cloned().collect();
         entry.sha256.retain(|d| *d == new_digest);
-        self.save()
+        self.save()?;
+        for d in old {
+            super::trusted_copy::drop_copy(&self.dir, &d);
+        }
+        Ok(())
     }
 }

@@ -71,8 +71,19 @@ pub fn trust(_global: &Global, file: Option<&Path>) -> Result<u8> {
         print!("{summary}");
         return Ok(0);
     }
+    if state == TrustState::Changed {
+        match Store::open()?.trusted_content(&path) {
+            Some(before) => {
+                summary.push_str("  it changed since you trusted it:\n");
+                for l in crate::approval::trusted_copy::diff(&before, &text, 40) {
+                    summary.push_str(&format!("    {}\n", escape(&l)));
+                }
+            }
+            None => summary.push_str("  it changed since you trusted it (the trusted bytes were not kept, so what changed cannot be shown)\n"),
+        }
+    }
     summary.push_str(match state {
-        TrustState::Changed => "  it changed since you trusted it; it loosens:\n",
+        TrustState::Changed => "  as it is now, it loosens:\n",
         _ => "  it loosens the rules:\n",
     });
     for l in &loosening {

@@ -172,3 +172,24 @@ fn always_never_writes_through_a_link() {
     assert!(f.screen.contains("symbolic link"), "{}", f.screen);
     assert_eq!(std::fs::read_to_string(&user_rules).unwrap(), "# my own rules\n", "the user's rules were changed");
 }
+
+#[test]
+fn trust_shows_what_changed_since_the_file_was_last_trusted() {
+    let t = env_with_rules();
+    t.write(".cmdguard.toml", "# ours\n[[allow]]\ncommand = \"touch ran\"\n\n[[rule]]\nid = \"p.deploy\"\naction = \"ask\"\npattern = '^make deploy'\nreason = \"deploys\"\n");
+    assert_eq!(trust(&t, "y").0, 0);
+    // An edit that keeps the loosening it had but changes a restriction and adds an allow.
+    t.write(".cmdguard.toml", "# ours\n[[allow]]\ncommand = \"touch ran\"\n\n[[allow]]\ncommand = \"tee log\"\n\n[[rule]]\nid = \"p.deploy\"\naction = \"ask\"\npattern = '^make ship'\nreason = \"deploys\"\n");
+    let (c, screen) = trust(&t, "y");
+    assert_eq!(c, 0, "{screen}");
+    assert!(screen.contains("it changed since you trusted it:"), "{screen}");
+    for line in ["+ command = \"tee log\"", "- pattern = '^make deploy'", "+ pattern = '^make ship'"] {
+        assert!(screen.contains(line), "{line} missing from:\n{screen}");
+    }
+    assert!(!screen.contains("- # ours"), "unchanged lines are not shown as changed:\n{screen}");
+    // The kept copy follows the trust: after untrust it is gone.
+    let kept = t.state_dir().join("trusted");
+    assert_eq!(std::fs::read_dir(&kept).unwrap().count(), 1, "one copy for the one trusted content");
+    assert!(stdout(&t.run(["untrust"])).contains("no longer trusted"));
+    assert_eq!(std::fs::read_dir(&kept).unwrap().count(), 0);
+}
