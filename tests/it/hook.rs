@@ -162,6 +162,21 @@ fn a_huge_command_gets_a_short_answer() {
 }
 
 #[test]
+fn a_long_command_is_quoted_around_what_matched() {
+    let t = TestEnv::new();
+    let command = format!("echo {} && git reset --hard && echo {}", "a".repeat(2_000), "b".repeat(2_000));
+    let call =
+        serde_json::json!({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command}});
+    for host in ["claude-code", "codex"] {
+        let o = t.run_with_input(&["hook", host], &call.to_string());
+        let (_, reason) = decision(host, &stdout(&o)).expect("an answer");
+        let quoted = reason.lines().next().unwrap_or_default();
+        assert!(quoted.contains("git reset --hard"), "{host}: the matched part is kept: {quoted}");
+        assert!(quoted.len() < 1_000, "{host}: {} bytes", quoted.len());
+    }
+}
+
+#[test]
 fn a_mistyped_host_blocks() {
     let t = TestEnv::new();
     let o = t.run_with_input(&["hook", "claude"], "{}");

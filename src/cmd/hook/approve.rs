@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use super::{Answer, blocked, bounded, shorten, supervise};
+use super::{Answer, blocked, bounded, supervise};
 use crate::approval::audit::{self, DecidedBy};
 use crate::approval::codes::{self, Code};
 use crate::approval::notify::{self, Waiting};
@@ -104,7 +104,7 @@ fn record(a: &Asked<'_>, by: DecidedBy, ran: bool) -> audit::Record {
 
 /// The refusal text, its last line (do not retry) replaced by `ending`.
 fn refusal(a: &Asked<'_>, not_run: &NotRun<'_>, ending: &str) -> String {
-    let text = report::refusal(&shorten(a.command), a.policy, a.decision, false, not_run, a.stake());
+    let text = report::refusal(a.command, a.policy, a.decision, false, not_run, a.stake());
     let body = text.strip_suffix(report::INSTRUCTION).unwrap_or(&text);
     bounded(format!("{body}{ending}"))
 }

@@ -35,8 +35,6 @@ use crate::term::escape;
 
 /// Largest call read from stdin; a bigger one is blocked, not truncated.
 const MAX_CALL_BYTES: u64 = 4 << 20;
-/// Longest command text quoted back in a reason: hosts cap what they read from a hook.
-const MAX_SHOWN_COMMAND: usize = 300;
 /// Longest reason written; the end (who decided, what to do) is always kept.
 const MAX_REASON: usize = 6000;
 
@@ -232,7 +230,8 @@ pub fn answer_for(host: Host, input: &[u8], policy: &Policy) -> String {
 
 /// What the host is told about a command given the decision on it.
 fn answer(d: &Dialect, policy: &Policy, command: &str, decision: &Decision, stake: Option<&str>) -> Answer {
-    let shown = shorten(command);
+    // Cut around the part a rule matched, so a long command's reason keeps what matters.
+    let shown = crate::report::bounded_command(command, policy, decision);
     match decision.verdict {
         Verdict::Pass | Verdict::Allow => Answer::NoOpinion,
         Verdict::Ask if d.can_ask => Answer::Ask(bounded(approval(&shown, policy, decision))),
@@ -305,14 +304,6 @@ fn approval(command: &str, policy: &Policy, decision: &Decision) -> String {
     out
 }
 
-/// The command as quoted in a reason: at most `MAX_SHOWN_COMMAND` characters.
-fn shorten(command: &str) -> String {
-    match command.char_indices().nth(MAX_SHOWN_COMMAND) {
-        Some((end, _)) => format!("{} … ({} bytes in all)", &command[..end], command.len()),
-        None => command.to_string(),
-    }
-}
-
 /// `text` cut in the middle to at most about `MAX_REASON` bytes, keeping both ends.
 fn bounded(text: String) -> String {
     if text.len() <= MAX_REASON {
@@ -373,7 +364,7 @@ fn answer_panics(host: Host) {
 
 #[cfg(test)]
 mod tests {
-    use super::{MAX_REASON, answer_for, bounded, shorten};
+    use super::{MAX_REASON, answer_for, bounded};
     use crate::cli::Host;
     use crate::rules::{Policy, Settings, compile::builtin_rules};
 
@@ -391,10 +382,6 @@ mod tests {
 
     #[test]
     fn long_text_is_cut_keeping_both_ends() {
-        assert_eq!(shorten("git status"), "git status");
-        let long = format!("{}é", "x".repeat(400));
-        let short = shorten(&long);
-        assert!(short.starts_with(&"x".repeat(300)) && short.ends_with("(402 bytes in all)"), "{short}");
         let text = format!("start {} end", "é".repeat(10_000));
         let cut = bounded(text);
         assert!(cut.len() <= MAX_REASON + 20 && cut.starts_with("start ") && cut.ends_with(" end"));
