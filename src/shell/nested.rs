@@ -206,7 +206,8 @@ fn cmdguard_job(words: &[Field], u: &mut Unwrapped) {
                 i += step;
                 continue;
             }
-            "--json" => {
+            // `--audit` runs the command unjudged: what it carries is read like any other.
+            "--json" | "--audit" => {
                 i += 1;
                 continue;
             }
@@ -216,6 +217,10 @@ fn cmdguard_job(words: &[Field], u: &mut Unwrapped) {
                 let mut as_sh = vec![Field::lit("sh")];
                 as_sh.extend(words[i + 1..].iter().cloned());
                 Some(NestedKind::Argv(as_sh))
+            }
+            // An option this analysis does not know may change what the command runs.
+            o if o.starts_with('-') => {
+                Some(NestedKind::Dynamic(format!("cmdguard option `{o}` that this check does not know")))
             }
             // Other subcommands (check, explain, rules, …) run no command.
             _ => None,
