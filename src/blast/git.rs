@@ -1,6 +1,8 @@
 //! What a git command would throw away, asked of git itself without changing anything: no
 //! optional locks (so `status` never rewrites the index), no fsmonitor hook, no external diff
-//! or textconv drivers, no pager, no prompt, never the network. Each git process is killed at
+//! or textconv drivers, no clean or process filters (a repository's config could name any
+//! program there, and comparing the work tree would run it), no pager, no prompt, never the
+//! network. Each git process is killed at
 //! the deadline, and then the figure is "not measured".
 
 use std::path::{Path, PathBuf};
@@ -12,11 +14,30 @@ use super::{Budget, Cut, many};
 pub struct Git {
     cwd: PathBuf,
     top: Option<PathBuf>,
+    /// `-c filter.NAME.clean=` (and `.process=`, `.smudge=`) for every filter the config
+    /// defines: an empty command is no filter.
+    no_filters: Vec<String>,
 }
 
 impl Git {
     pub fn new(cwd: &Path, budget: &Budget) -> Git {
-        let mut g = Git { cwd: cwd.to_path_buf(), top: None };
+        let mut g = Git { cwd: cwd.to_path_buf(), top: None, no_filters: Vec::new() };
+        // Listing the config runs nothing; a repository whose filters cannot be listed is not
+        // asked anything that compares the work tree (its `top` stays unknown).
+        let Ok(names) = g.run(&["config", "--name-only", "-z", "--list"], budget) else { return g };
+        for name in names.split(|b| *b == 0).filter_map(|n| std::str::from_utf8(n).ok()) {
+            // Names are `filter.DRIVER.KEY` (the driver may hold dots; keys are lower case).
+            if let Some((driver, _key)) = name.strip_prefix("filter.").and_then(|n| n.rsplit_once('.')) {
+                if driver.contains(['=', '\n']) {
+                    return g; // `-c` could not name it: measure nothing here
+                }
+                for key in ["clean", "smudge", "process"] {
+                    g.no_filters.push(format!("filter.{driver}.{key}="));
+                }
+            }
+        }
+        g.no_filters.sort();
+        g.no_filters.dedup();
         g.top = g
             .run(&["rev-parse", "--show-toplevel"], budget)
             .ok()
@@ -38,8 +59,11 @@ impl Git {
     /// deadline.
     pub fn run_in(&self, dir: &Path, args: &[&str], budget: &Budget) -> Result<Vec<u8>, Cut> {
         let mut cmd = Command::new("git");
-        cmd.args(["--no-pager", "--literal-pathspecs", "-c", "core.fsmonitor=false", "-c", "diff.external="])
-            .args(args)
+        cmd.args(["--no-pager", "--literal-pathspecs", "-c", "core.fsmonitor=false", "-c", "diff.external="]);
+        for f in &self.no_filters {
+            cmd.args(["-c", f]);
+        }
+        cmd.args(args)
             .current_dir(dir)
             .env("GIT_OPTIONAL_LOCKS", "0")
             .env("GIT_TERMINAL_PROMPT", "0")
@@ -186,7 +210,10 @@ pub fn describe(git: &Git, stake: &Stake, budget: &Budget) -> Result<Option<Stri
         }
         Stake::WorktreeRemove { path } => {
             let dir = git.cwd.join(path);
-            let sub = Git { cwd: dir.clone(), top: Some(dir.clone()) };
+            let sub = Git::new(&dir, budget);
+            if sub.top.is_none() {
+                return Err(Cut);
+            }
             let (files, lines) = sub.numstat(&["HEAD"], budget)?;
             let untracked = sub.run(&["ls-files", "-z", "--others", "--exclude-standard"], budget)?;
             let untracked = untracked.split(|b| *b == 0).filter(|s| !s.is_empty()).count() as u64;
@@ -219,7 +246,8 @@ fn force_push(git: &Git, remote: Option<&str>, refspecs: &[String], budget: &Bud
         for r in refspecs {
             let r = r.trim_start_matches('+');
             let (src, dst) = r.split_once(':').unwrap_or((r, r));
-            if src.is_empty() || dst.is_empty() || src.contains('*') {
+            // A source read as an option of `rev-list` would change what is asked.
+            if src.is_empty() || dst.is_empty() || src.contains('*') || src.starts_with('-') || dst.starts_with('-') {
                 return Ok(None);
             }
             let src = if src == "HEAD" { branch.clone().unwrap_or_else(|| "HEAD".into()) } else { src.to_string() };

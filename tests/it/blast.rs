@@ -132,6 +132,8 @@ fn what_cannot_be_placed_or_known_says_so() {
     t.write("sub/a.txt", "a");
     assert_eq!(stake(&t, "cd sub && rm -rf a.txt"), "`rm -rf a.txt`: not measured (it runs in another directory)");
     assert_eq!(stake(&t, "rm -rf \"$DIR\""), "not measured (part of it is known only when it runs)");
+    assert_eq!(stake(&t, "git -C sub reset --hard"), "`git reset --hard`: not measured (it runs at `git -C sub`)");
+    assert_eq!(stake(&t, "sudo -u www rm -rf sub"), "`rm -rf sub`: not measured (it runs at `sudo -u www`)");
     assert_eq!(stake(&t, "ssh prod rm -rf /srv/data"), "", "a remote effect says nothing");
     assert!(stake(&t, "rm -rf ~/gone").starts_with("deletes nothing"), "~ is the user's home");
 }
@@ -185,4 +187,21 @@ fn the_prompt_shows_the_stake_above_the_choices() {
     let done = a.finish();
     assert_eq!(done.code, 77);
     assert_eq!(std::fs::read_to_string(t.project.join("f2.txt")).unwrap(), "changed\n");
+}
+
+#[test]
+fn measuring_never_runs_the_repositorys_filters() {
+    // A clean filter names any program; comparing the work tree with HEAD would run it.
+    let t = repo();
+    let marker = t.home.join("filter-ran");
+    git(&t.project, &["config", "filter.evil.clean", &format!("touch {}; cat", marker.display())]);
+    git(&t.project, &["config", "filter.a.b.process", &format!("touch {}", marker.display())]);
+    t.write(".gitattributes", "* filter=evil\n");
+    t.write("f1.txt", "changed\n");
+    let line = stake(&t, "git reset --hard");
+    assert!(!marker.exists(), "measuring ran the repository's filter");
+    assert!(line.starts_with("loses "), "{line}");
+    let line = stake(&t, "rm -rf f1.txt");
+    assert!(!marker.exists(), "measuring ran the repository's filter");
+    assert!(line.contains("tracked by git"), "{line}");
 }
