@@ -51,16 +51,24 @@ impl Blast {
     }
 }
 
-/// Wrappers that run the command as it is, in the same directory on the same host.
-const SAME_PLACE: &[&str] =
-    &["sudo", "doas", "command", "builtin", "nohup", "nice", "time", "timeout", "exec", "ionice"];
-
 /// Programs that change the directory later commands run in.
 const CHANGES_DIRECTORY: &[&str] = &["cd", "pushd", "popd", "chdir"];
 
+/// The one "at stake" line for a command that asks or is denied, measured from `cwd` within
+/// the `blast_radius_ms` setting; `None` for any other verdict, with the setting at 0, or when
+/// no part of the command is a form whose stake is known here.
+pub fn stake(policy: &crate::rules::Policy, analysis: &Analysis, decision: &Decision, cwd: &Path) -> Option<String> {
+    let limit = Duration::from_millis(policy.settings.blast_radius_ms);
+    let stops = matches!(decision.verdict, crate::decide::Verdict::Ask | crate::decide::Verdict::Deny);
+    if !stops || limit.is_zero() {
+        return None;
+    }
+    measure(analysis, decision, cwd, limit).map(|b| b.summary())
+}
+
 /// Measures the stakes of the segments with hits that were not allowed; `None` when none of
 /// them is a form whose stake is known here.
-pub fn measure(analysis: &Analysis, decision: &Decision, cwd: &Path, limit: Duration) -> Option<Blast> {
+fn measure(analysis: &Analysis, decision: &Decision, cwd: &Path, limit: Duration) -> Option<Blast> {
     let budget = Budget::new(limit);
     let mut segments: Vec<usize> = decision
         .hits
@@ -74,30 +82,38 @@ pub fn measure(analysis: &Analysis, decision: &Decision, cwd: &Path, limit: Dura
     segments.sort_unstable();
     segments.dedup();
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from).filter(|h| h.is_absolute());
-    let mut git: Option<git::Git> = None;
+    // Where each command runs (wrappers that change user, host or directory, `git -C`), as
+    // allow entries see it: only what runs here, as this user, is measured.
+    let places = crate::decide::place::segment_places(analysis);
+    let mut git: Option<(std::path::PathBuf, git::Git)> = None;
     let mut lines = Vec::new();
     for i in segments {
         let seg = &analysis.segments[i];
-        if !seg.origin.is_empty()
-            || seg.possible.is_some()
-            || seg.wrappers.iter().any(|w| !SAME_PLACE.contains(&w.as_str()))
-        {
+        // What a nested script or an unknown program's operand runs is not measured here.
+        if !seg.origin.is_empty() || seg.possible.is_some() {
             continue;
         }
         let stakes = target::stakes(seg);
         if stakes.is_empty() {
             continue;
         }
+        let shown = crate::term::escape(&seg.text);
+        if !places[i].is_empty() {
+            lines.push(format!("`{shown}`: not measured (it runs at `{}`)", crate::term::escape(&places[i])));
+            continue;
+        }
         let moved = analysis.segments[..i]
             .iter()
             .any(|s| s.words.first().is_some_and(|p| CHANGES_DIRECTORY.contains(&p.as_str())));
-        let placed = seg.notes.iter().any(|n| n.contains("git options"));
-        if (moved && seg.cwd.is_none()) || placed {
-            lines.push(format!("`{}`: not measured (it runs in another directory)", crate::term::escape(&seg.text)));
+        if moved && seg.cwd.is_none() {
+            lines.push(format!("`{shown}`: not measured (it runs in another directory)"));
             continue;
         }
         let dir = seg.cwd.as_deref().map(Path::new).unwrap_or(cwd);
-        let git = git.get_or_insert_with(|| git::Git::new(dir, &budget));
+        if git.as_ref().is_none_or(|(d, _)| d != dir) {
+            git = Some((dir.to_path_buf(), git::Git::new(dir, &budget)));
+        }
+        let git = &git.as_ref().expect("just set").1;
         for stake in stakes {
             if let Some(line) = one(git, &stake, dir, home.as_deref(), &budget) {
                 lines.push(line);

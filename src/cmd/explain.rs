@@ -23,12 +23,8 @@ pub fn run(global: &Global, args: &CommandArgs) -> Result<u8> {
         super::print(&format!("{}\n", trace_json(&policy, &job, &analysis, &decision)))?;
     } else {
         super::print(&trace(&policy, &job, &analysis, &decision))?;
-        let limit = std::time::Duration::from_millis(policy.settings.blast_radius_ms);
-        if matches!(decision.verdict, crate::decide::Verdict::Ask | crate::decide::Verdict::Deny) && !limit.is_zero() {
-            let cwd = super::cwd()?;
-            if let Some(b) = crate::blast::measure(&analysis, &decision, &cwd, limit) {
-                super::print(&format!("at stake:    {}\n", escape(&b.summary())))?;
-            }
+        if let Some(stake) = crate::blast::stake(&policy, &analysis, &decision, &super::cwd()?) {
+            super::print(&format!("at stake:    {}\n", escape(&stake)))?;
         }
     }
     Ok(0)

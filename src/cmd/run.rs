@@ -43,17 +43,9 @@ impl Invocation<'_> {
         exec::exec(self.job, &self.shell)
     }
 
-    /// Measures what the command would destroy, once (`blast::measure`).
+    /// Measures what the command would destroy, once (`blast::stake`).
     fn measure(&self, policy: &Policy, analysis: &Analysis, decision: &Decision) -> Option<&str> {
-        self.stake
-            .get_or_init(|| {
-                let limit = Duration::from_millis(policy.settings.blast_radius_ms);
-                (!limit.is_zero())
-                    .then(|| crate::blast::measure(analysis, decision, &self.cwd, limit))
-                    .flatten()
-                    .map(|b| b.summary())
-            })
-            .as_deref()
+        self.stake.get_or_init(|| crate::blast::stake(policy, analysis, decision, &self.cwd)).as_deref()
     }
 
     fn record(&self, policy: &Policy, decision: &Decision, by: DecidedBy, ran: bool) -> audit::Record {

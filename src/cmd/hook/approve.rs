@@ -82,7 +82,7 @@ pub(super) fn on_ask(a: &Asked<'_>) -> Option<Answer> {
 
 impl Asked<'_> {
     fn stake(&self) -> Option<&str> {
-        self.stake.get_or_init(|| super::stake_of(self.policy, self.analysis, self.decision, self.cwd)).as_deref()
+        self.stake.get_or_init(|| crate::blast::stake(self.policy, self.analysis, self.decision, self.cwd)).as_deref()
     }
 }
 

@@ -198,19 +198,8 @@ fn judge(global: &Global, host: Host, input: &[u8]) -> Answer {
             return answer;
         }
     }
-    let stake = (decision.verdict == Verdict::Deny).then(|| stake_of(&policy, &analysis, &decision, &cwd)).flatten();
+    let stake = crate::blast::stake(&policy, &analysis, &decision, &cwd);
     answer(&d, &policy, &call.command, &decision, stake.as_deref())
-}
-
-/// What the command would destroy here (`blast`), when its verdict asks or denies.
-pub(super) fn stake_of(
-    policy: &Policy,
-    analysis: &crate::shell::Analysis,
-    decision: &Decision,
-    cwd: &Path,
-) -> Option<String> {
-    let limit = std::time::Duration::from_millis(policy.settings.blast_radius_ms);
-    (!limit.is_zero()).then(|| crate::blast::measure(analysis, decision, cwd, limit)).flatten().map(|b| b.summary())
 }
 
 /// The host's answer to a call under `policy`, without session grants or a working directory:
@@ -234,7 +223,7 @@ fn answer(d: &Dialect, policy: &Policy, command: &str, decision: &Decision, stak
     let shown = crate::report::bounded_command(command, policy, decision);
     match decision.verdict {
         Verdict::Pass | Verdict::Allow => Answer::NoOpinion,
-        Verdict::Ask if d.can_ask => Answer::Ask(bounded(approval(&shown, policy, decision))),
+        Verdict::Ask if d.can_ask => Answer::Ask(bounded(approval(&shown, policy, decision, stake))),
         Verdict::Ask => {
             let not_run = NotRun {
                 by: DecidedBy::NoTerminal,
@@ -289,7 +278,7 @@ fn blocked(why: &str) -> Answer {
 }
 
 /// What the user reads in the host's confirmation prompt.
-fn approval(command: &str, policy: &Policy, decision: &Decision) -> String {
+fn approval(command: &str, policy: &Policy, decision: &Decision, stake: Option<&str>) -> String {
     let mut out = format!("cmdguard: this command needs your approval: {}", escape(command));
     for id in decision.rule_ids(policy) {
         match policy.rules.iter().find(|r| r.id == id) {
@@ -300,6 +289,9 @@ fn approval(command: &str, policy: &Policy, decision: &Decision) -> String {
                 }
             }
         }
+    }
+    if let Some(s) = stake {
+        out.push_str(&format!("\n  at stake: {}", escape(s)));
     }
     out
 }
