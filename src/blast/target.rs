@@ -126,36 +126,11 @@ fn truncate_stake(args: &[&str]) -> Option<Stake> {
     Some(Stake::Files { how: FileOp::Truncate, paths, recursive: false })
 }
 
-/// Tests `find` evaluates without side effects: only these are run again (to list what
-/// `-delete` would remove); any other word (`-exec`, `-fprint`, an unknown test) says nothing.
+/// Tests and operators `find` evaluates without side effects and that take no argument; with
+/// `FIND_ARG`, the only words run again (to list what `-delete` would remove). Any other word
+/// (`-exec`, `-fprint`, an unknown test) says nothing.
 const FIND_PURE: &[&str] = &[
-    "-name",
-    "-iname",
-    "-path",
-    "-ipath",
-    "-wholename",
-    "-iwholename",
-    "-regex",
-    "-iregex",
-    "-type",
-    "-xtype",
-    "-mtime",
-    "-mmin",
-    "-atime",
-    "-amin",
-    "-ctime",
-    "-cmin",
-    "-newer",
-    "-size",
     "-empty",
-    "-user",
-    "-group",
-    "-uid",
-    "-gid",
-    "-perm",
-    "-links",
-    "-maxdepth",
-    "-mindepth",
     "-depth",
     "-xdev",
     "-mount",
@@ -175,16 +150,12 @@ const FIND_PURE: &[&str] = &[
     "-nouser",
     "-nogroup",
     "-prune",
-    "-samefile",
-    "-inum",
-    "-lname",
-    "-ilname",
     "-print",
     "-daystart",
     "-noleaf",
 ];
 
-/// Tests that take one argument.
+/// Side-effect-free tests that take one argument.
 const FIND_ARG: &[&str] = &[
     "-name",
     "-iname",
@@ -233,7 +204,7 @@ fn find_stake(args: &[&str]) -> Option<Stake> {
             deletes = true;
             continue;
         }
-        if !FIND_PURE.contains(&a) {
+        if !FIND_PURE.contains(&a) && !FIND_ARG.contains(&a) {
             return None;
         }
         expression.push(a.to_string());

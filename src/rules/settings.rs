@@ -46,6 +46,21 @@ pub enum NoTty {
     Wait,
 }
 
+/// A setting that is one of two words.
+fn choice<T: Copy>(
+    err: &dyn Fn(usize, String) -> ConfigError,
+    name: &str,
+    v: Option<Spanned<String>>,
+    [(w1, c1), (w2, c2)]: [(&str, T); 2],
+) -> Result<Option<T>, ConfigError> {
+    match v {
+        None => Ok(None),
+        Some(v) if v.get_ref() == w1 => Ok(Some(c1)),
+        Some(v) if v.get_ref() == w2 => Ok(Some(c2)),
+        Some(v) => Err(err(v.span().start, format!("setting `{name}`: {:?} is not \"{w1}\" or \"{w2}\"", v.get_ref()))),
+    }
+}
+
 impl FileSettings {
     /// Checks one file's `[settings]` and `[hook.HOST]` tables; `err` makes an error at a byte
     /// offset of the file.
@@ -78,32 +93,8 @@ impl FileSettings {
                 )),
             }
         };
-        let no_tty = match raw.no_tty {
-            None => None,
-            Some(v) => match v.get_ref().as_str() {
-                "deny" => Some(NoTty::Deny),
-                "wait" => Some(NoTty::Wait),
-                other => {
-                    return Err(err(
-                        v.span().start,
-                        format!("setting `no_tty`: {other:?} is not \"deny\" or \"wait\""),
-                    ));
-                }
-            },
-        };
-        let mode = match raw.mode {
-            None => None,
-            Some(v) => match v.get_ref().as_str() {
-                "enforce" => Some(Mode::Enforce),
-                "audit" => Some(Mode::Audit),
-                other => {
-                    return Err(err(
-                        v.span().start,
-                        format!("setting `mode`: {other:?} is not \"enforce\" or \"audit\""),
-                    ));
-                }
-            },
-        };
+        let no_tty = choice(err, "no_tty", raw.no_tty, [("deny", NoTty::Deny), ("wait", NoTty::Wait)])?;
+        let mode = choice(err, "mode", raw.mode, [("enforce", Mode::Enforce), ("audit", Mode::Audit)])?;
         Ok(FileSettings {
             no_tty,
             mode,
