@@ -157,7 +157,12 @@ fn code_block(a: &Asked<'_>, hash: Option<String>, waited: Option<u64>) -> Answe
          (`cmdguard approve {c} --scope session` allows this exact command in this session from now on.) \
          The code expires in {}. When the user says it is approved, run exactly the same command again, unchanged, from the same directory: cmdguard will then let it through. \
          Do not run `cmdguard approve` yourself, and do not run a variation of the command to get around this.",
-        state::human_duration(code.expires.saturating_sub(state::now()))
+        // In whole minutes, rounded up: a second that passes while the code is made must not
+        // turn the 10 minutes just granted into 9.
+        state::human_duration(match code.expires.saturating_sub(state::now()) {
+            left @ 0..60 => left,
+            left => left.div_ceil(60) * 60,
+        })
     );
     Answer::Block(refusal(a, &not_run, &ending))
 }
