@@ -108,6 +108,8 @@ pub enum Sub {
     Log(LogArgs),
     /// What a trial (`mode = "audit"`, `--audit`) found: would-be asks and denials, top rules and commands, allow entries to paste
     Report(ReportArgs),
+    /// Undo an approved command from its recovery point (the last by default), after confirming on the terminal
+    Undo(UndoArgs),
     /// Answer an agent host's pre-tool-use hook: the tool call as JSON on stdin, the verdict in the host's format
     Hook(HookArgs),
     /// Print a completion script for a shell, generated from this command line
@@ -156,6 +158,21 @@ pub struct LogArgs {
     /// Only trial mode's would-be decisions: what would have been asked or denied, but ran
     #[arg(long)]
     pub would: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct UndoArgs {
+    /// The recovery point's id or its first characters (default: the last one not undone)
+    pub id: Option<String>,
+    /// List recent recovery points: time, session, command, project, size
+    #[arg(long, conflicts_with_all = ["id", "force"])]
+    pub list: bool,
+    /// Restore even over newer work (files changed after the command, a branch name taken again)
+    #[arg(long)]
+    pub force: bool,
+    /// Remove expired recovery points (cmdguard runs this in the background)
+    #[arg(long, hide = true, conflicts_with_all = ["id", "force", "list"])]
+    pub prune: bool,
 }
 
 #[derive(Debug, Args)]

@@ -170,6 +170,9 @@ pub fn load(cwd: &Path, extra: &[PathBuf]) -> Result<Policy, ConfigError> {
                 items.settings.session_ttl = items.settings.session_ttl.map(|t| t.min(settings.session_ttl));
                 items.settings.code_ttl = items.settings.code_ttl.map(|t| t.min(settings.code_ttl));
                 items.settings.notify_command = None;
+                // Less kept for undo is less safety: an untrusted file may raise these only.
+                items.settings.recovery_limit = items.settings.recovery_limit.map(|n| n.max(settings.recovery_limit));
+                items.settings.recovery_ttl = items.settings.recovery_ttl.map(|t| t.max(settings.recovery_ttl));
             }
         }
         settings.apply(&items.settings);
@@ -281,6 +284,23 @@ pub fn loosening_at(items: &FileItems, contexts: &[AllowContext], below: &Settin
             "approval_code_ttl = {} (longer than the {} in force)",
             human_duration(t),
             human_duration(below.code_ttl)
+        ));
+    }
+    if let Some(n) = items.settings.recovery_limit.filter(|n| *n < below.recovery_limit) {
+        out.push(match n {
+            0 => "recovery_limit = 0 (no recovery points)".to_string(),
+            n => format!(
+                "recovery_limit = {} (less than the {} in force)",
+                crate::state::human_size(n),
+                crate::state::human_size(below.recovery_limit)
+            ),
+        });
+    }
+    if let Some(t) = items.settings.recovery_ttl.filter(|t| *t < below.recovery_ttl) {
+        out.push(format!(
+            "recovery_ttl = {} (shorter than the {} in force)",
+            human_duration(t),
+            human_duration(below.recovery_ttl)
         ));
     }
     // A program cmdguard itself runs, outside any guard.

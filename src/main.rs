@@ -149,6 +149,7 @@ fn run(cli: &Cli) -> anyhow::Result<u8> {
         Some(Sub::Watch) => cmd::watch::run(&cli.global),
         Some(Sub::Log(a)) => cmd::log::run(&cli.global, a),
         Some(Sub::Report(a)) => cmd::report::run(&cli.global, a),
+        Some(Sub::Undo(a)) => cmd::undo::run(&cli.global, a),
         Some(Sub::Completions { target }) => cmd::completions::run(*target),
         Some(Sub::Hook(args)) => cmd::hook::run(&cli.global, args),
         Some(Sub::Shell(args)) => cmd::shell::run(&cli.global, &args.args),

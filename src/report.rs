@@ -41,7 +41,8 @@ pub fn decided_by(not_run: &NotRun<'_>) -> String {
         | DecidedBy::AllowEntry
         | DecidedBy::Cleanup
         | DecidedBy::ApprovalCode
-        | DecidedBy::Audit => "an approval (this message should not appear)".into(),
+        | DecidedBy::Audit
+        | DecidedBy::Undo => "an approval (this message should not appear)".into(),
     }
 }
 

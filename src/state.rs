@@ -274,6 +274,38 @@ pub fn parse_duration(text: &str) -> Option<u64> {
     (num.is_empty() && any).then_some(total)
 }
 
+/// Parses a size: a number of bytes, or `512MiB`, `2 GiB`, `100MB`, `1G` (a bare `K`, `M`,
+/// `G`, `T` is binary, as `du` and `ls -h` mean it).
+pub fn parse_size(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (num, unit) = text.split_at(split);
+    let n: u64 = num.parse().ok()?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "kb" => 1000,
+        "mb" => 1000_u64.pow(2),
+        "gb" => 1000_u64.pow(3),
+        "tb" => 1000_u64.pow(4),
+        "k" | "kib" => 1 << 10,
+        "m" | "mib" => 1 << 20,
+        "g" | "gib" => 1 << 30,
+        "t" | "tib" => 1 << 40,
+        _ => return None,
+    };
+    n.checked_mul(mult)
+}
+
+/// A size as a setting is written back: `512 MiB`, `2 GiB`, `1500 bytes`.
+pub fn human_size(bytes: u64) -> String {
+    for (shift, unit) in [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")] {
+        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
+            return format!("{} {unit}", bytes >> shift);
+        }
+    }
+    format!("{bytes} bytes")
+}
+
 /// A short human duration: `45s`, `12m`, `3h 5m`, `2d 4h`.
 pub fn human_duration(secs: u64) -> String {
     match secs {
@@ -298,6 +330,13 @@ mod tests {
         assert_eq!(parse_duration("8h"), Some(28_800));
         assert_eq!(parse_duration("1h30m"), Some(5400));
         assert_eq!(parse_duration("2d"), Some(172_800));
+        assert_eq!(parse_size("512MiB"), Some(512 << 20));
+        assert_eq!(parse_size("2 GiB"), Some(2 << 30));
+        assert_eq!(parse_size("100MB"), Some(100_000_000));
+        assert_eq!(parse_size("1500"), Some(1500));
+        assert_eq!(parse_size("12 parsecs"), None);
+        assert_eq!(human_size(512 << 20), "512 MiB");
+        assert_eq!(human_size(1500), "1500 bytes");
         assert_eq!(parse_duration("h"), None);
         assert_eq!(parse_duration("5x"), None);
         assert_eq!(parse_duration("10m5"), None);

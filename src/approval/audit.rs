@@ -42,6 +42,8 @@ pub enum DecidedBy {
     ApprovalCode,
     /// Trial mode (`mode = "audit"`, `--audit`): nothing decided; the record is a would-be one.
     Audit,
+    /// `cmdguard undo` restored a recovery point (`recovery` names it).
+    Undo,
 }
 
 impl DecidedBy {
@@ -58,6 +60,7 @@ impl DecidedBy {
             DecidedBy::Cleanup => "cleanup",
             DecidedBy::ApprovalCode => "approval-code",
             DecidedBy::Audit => "audit",
+            DecidedBy::Undo => "undo",
         }
     }
 }
@@ -91,6 +94,9 @@ pub struct Record {
     /// What the command would destroy, when that was measured (`blast`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stake: Option<String>,
+    /// The recovery point kept before the command ran (`cmdguard undo ID`), or the one undone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<String>,
     /// Trial mode: the verdict would have stopped the command, but it ran (`log --would`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub would: bool,
@@ -118,6 +124,7 @@ impl Record {
             via: None,
             pid: std::process::id(),
             stake: None,
+            recovery: None,
             would: false,
             allow: Vec::new(),
         }

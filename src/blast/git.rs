@@ -58,20 +58,35 @@ impl Git {
     /// Runs git read-only in `dir`; its standard output, or `Cut` if it failed or ran past the
     /// deadline.
     pub fn run_in(&self, dir: &Path, args: &[&str], budget: &Budget) -> Result<Vec<u8>, Cut> {
-        let mut cmd = Command::new("git");
-        cmd.args(["--no-pager", "--literal-pathspecs", "-c", "core.fsmonitor=false", "-c", "diff.external="]);
-        for f in &self.no_filters {
-            cmd.args(["-c", f]);
-        }
-        cmd.args(args)
-            .current_dir(dir)
-            .env("GIT_OPTIONAL_LOCKS", "0")
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .env_remove("GIT_EXTERNAL_DIFF");
+        let mut cmd = self.command(dir);
+        cmd.args(args);
         super::run_until(cmd, budget)
     }
 
-    fn text(&self, args: &[&str], budget: &Budget) -> Result<String, Cut> {
+    /// A git command in `dir` that runs nothing a repository's config names: no optional locks,
+    /// no fsmonitor, no external diff, no filter drivers, no pager, no prompt.
+    pub fn command(&self, dir: &Path) -> Command {
+        let mut cmd = Command::new("git");
+        cmd.args(["--no-pager", "--literal-pathspecs", "-c", "core.fsmonitor=false", "-c", "diff.external="]);
+        // Ref updates would run the repository's reference-transaction hook.
+        cmd.args(["-c", "core.hooksPath=/dev/null"]);
+        for f in &self.no_filters {
+            cmd.args(["-c", f]);
+        }
+        cmd.current_dir(dir)
+            .env("GIT_OPTIONAL_LOCKS", "0")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env_remove("GIT_EXTERNAL_DIFF")
+            .env_remove("GIT_INDEX_FILE");
+        cmd
+    }
+
+    /// Whether git could list this repository's config (and so knows which filters to turn off).
+    pub fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+
+    pub fn text(&self, args: &[&str], budget: &Budget) -> Result<String, Cut> {
         String::from_utf8(self.run(args, budget)?).map_err(|_| Cut)
     }
 
@@ -180,22 +195,8 @@ pub fn describe(git: &Git, stake: &Stake, budget: &Budget) -> Result<Option<Stri
             )
         }
         Stake::Clean { args } => {
-            let mut dry: Vec<String> = vec!["clean".into(), "-n".into()];
-            for a in args {
-                if a.starts_with('-') && !a.starts_with("--") && a.contains('f') {
-                    let rest: String = a.chars().filter(|c| *c != 'f').collect();
-                    if rest != "-" {
-                        dry.push(rest);
-                    }
-                } else if a != "--force" {
-                    dry.push(a.clone());
-                }
-            }
-            let dry: Vec<&str> = dry.iter().map(String::as_str).collect();
-            let out = git.text(&dry, budget)?;
+            let listed = clean_would_remove(git, args, budget)?;
             let top = git.toplevel().unwrap_or(&git.cwd);
-            let listed: Vec<PathBuf> =
-                out.lines().filter_map(|l| l.strip_prefix("Would remove ")).map(|p| git.cwd.join(p)).collect();
             let t = super::files::tally(&listed, true, top, budget);
             super::files::describe("deletes", &t, Some((0, 0)))
         }
@@ -224,8 +225,57 @@ pub fn describe(git: &Git, stake: &Stake, budget: &Budget) -> Result<Option<Stri
     }))
 }
 
+/// What `git clean ARGS` would remove, asked of `git clean -n` with the same options (`-f`
+/// left out), as absolute paths (directories end in `/` in git's listing and stay directories).
+pub fn clean_would_remove(git: &Git, args: &[String], budget: &Budget) -> Result<Vec<PathBuf>, Cut> {
+    let mut dry: Vec<String> = vec!["-c".into(), "core.quotePath=false".into(), "clean".into(), "-n".into()];
+    for a in args {
+        if a.starts_with('-') && !a.starts_with("--") && a.contains('f') {
+            let rest: String = a.chars().filter(|c| *c != 'f').collect();
+            if rest != "-" {
+                dry.push(rest);
+            }
+        } else if a != "--force" {
+            dry.push(a.clone());
+        }
+    }
+    let dry: Vec<&str> = dry.iter().map(String::as_str).collect();
+    let out = git.text(&dry, budget)?;
+    let mut listed = Vec::new();
+    for l in out.lines().filter_map(|l| l.strip_prefix("Would remove ")) {
+        // A name git had to quote (a newline, a quote, a control character) is not read here.
+        if l.starts_with('"') {
+            return Err(Cut);
+        }
+        listed.push(git.cwd.join(l));
+    }
+    Ok(listed)
+}
+
 /// Commits on the remote-tracking branch (as last fetched) that the push would drop.
 fn force_push(git: &Git, remote: Option<&str>, refspecs: &[String], budget: &Budget) -> Result<Option<String>, Cut> {
+    let Some(tracking) = push_tracking(git, remote, refspecs, budget)? else { return Ok(None) };
+    let mut dropped = 0;
+    let mut named = Vec::new();
+    for (tracking, src) in tracking {
+        dropped += git.rev_count(&[&tracking, "--not", &src], budget)?;
+        named.push(tracking.trim_start_matches("refs/remotes/").to_string());
+    }
+    Ok(Some(format!(
+        "drops {} on {} (as last fetched) that the pushed branch does not have",
+        many(dropped, "commit", "commits"),
+        named.join(", ")
+    )))
+}
+
+/// The remote-tracking refs (`refs/remotes/R/B`, as last fetched) a force push would overwrite,
+/// each with the local source pushed there; `None` where the push's targets cannot be read.
+pub fn push_tracking(
+    git: &Git,
+    remote: Option<&str>,
+    refspecs: &[String],
+    budget: &Budget,
+) -> Result<Option<Vec<(String, String)>>, Cut> {
     let branch = git.current_branch(budget);
     let config = |key: String| git.text(&["config", "--get", &key], budget).ok().map(|s| s.trim().to_string());
     let remote = match remote {
@@ -255,22 +305,13 @@ fn force_push(git: &Git, remote: Option<&str>, refspecs: &[String], budget: &Bud
         }
         v
     };
-    let mut dropped = 0;
-    let mut named = Vec::new();
+    let mut out = Vec::new();
     for (src, dst) in pairs {
         let tracking = format!("refs/remotes/{remote}/{dst}");
         if git.run(&["rev-parse", "--verify", "--quiet", &tracking], budget).is_err() {
             continue;
         }
-        dropped += git.rev_count(&[&tracking, "--not", &src], budget)?;
-        named.push(format!("{remote}/{dst}"));
+        out.push((tracking, src));
     }
-    if named.is_empty() {
-        return Ok(None);
-    }
-    Ok(Some(format!(
-        "drops {} on {} (as last fetched) that the pushed branch does not have",
-        many(dropped, "commit", "commits"),
-        named.join(", ")
-    )))
+    Ok((!out.is_empty()).then_some(out))
 }

@@ -7,11 +7,11 @@
 //! nothing rather than guess. Computed only after the verdict is ask or deny: a command that
 //! passes pays nothing.
 
-mod files;
-mod git;
+pub mod files;
+pub mod git;
 pub mod target;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::decide::{Decision, Unit};
@@ -63,13 +63,21 @@ pub fn stake(policy: &crate::rules::Policy, analysis: &Analysis, decision: &Deci
     if !stops || limit.is_zero() {
         return None;
     }
-    measure(analysis, decision, cwd, limit).map(|b| b.summary())
+    measure(analysis, decision, cwd, limit, policy.settings.recovery_limit).map(|b| b.summary())
 }
 
-/// Measures the stakes of the segments with hits that were not allowed; `None` when none of
-/// them is a form whose stake is known here.
-fn measure(analysis: &Analysis, decision: &Decision, cwd: &Path, limit: Duration) -> Option<Blast> {
-    let budget = Budget::new(limit);
+/// A part of a command whose stake may be known here: its text (escaped for the terminal), the
+/// directory it runs in (or why it is not measured), and what it would destroy.
+pub struct Local {
+    pub shown: String,
+    pub dir: Result<PathBuf, String>,
+    pub stakes: Vec<Stake>,
+}
+
+/// The segments with hits that were not allowed, whose stake is a form known here: what the
+/// blast radius measures and what a recovery point keeps. Only commands the shell surely runs
+/// at the top level, as this user, here or in the directory a segment names, have a directory.
+pub fn local(analysis: &Analysis, decision: &Decision, cwd: &Path) -> Vec<Local> {
     let mut segments: Vec<usize> = decision
         .hits
         .iter()
@@ -81,12 +89,10 @@ fn measure(analysis: &Analysis, decision: &Decision, cwd: &Path, limit: Duration
         .collect();
     segments.sort_unstable();
     segments.dedup();
-    let home = std::env::var_os("HOME").map(std::path::PathBuf::from).filter(|h| h.is_absolute());
     // Where each command runs (wrappers that change user, host or directory, `git -C`), as
     // allow entries see it: only what runs here, as this user, is measured.
     let places = crate::decide::place::segment_places(analysis);
-    let mut git: Option<(std::path::PathBuf, git::Git)> = None;
-    let mut lines = Vec::new();
+    let mut out = Vec::new();
     for i in segments {
         let seg = &analysis.segments[i];
         // What a nested script or an unknown program's operand runs is not measured here.
@@ -98,24 +104,42 @@ fn measure(analysis: &Analysis, decision: &Decision, cwd: &Path, limit: Duration
             continue;
         }
         let shown = crate::term::escape(&seg.text);
-        if !places[i].is_empty() {
-            lines.push(format!("`{shown}`: not measured (it runs at `{}`)", crate::term::escape(&places[i])));
-            continue;
-        }
         let moved = analysis.segments[..i]
             .iter()
             .any(|s| s.words.first().is_some_and(|p| CHANGES_DIRECTORY.contains(&p.as_str())));
-        if moved && seg.cwd.is_none() {
-            lines.push(format!("`{shown}`: not measured (it runs in another directory)"));
-            continue;
-        }
-        let dir = seg.cwd.as_deref().map(Path::new).unwrap_or(cwd);
+        let dir = if !places[i].is_empty() {
+            Err(format!("it runs at `{}`", crate::term::escape(&places[i])))
+        } else if moved && seg.cwd.is_none() {
+            Err("it runs in another directory".to_string())
+        } else {
+            Ok(seg.cwd.as_deref().map(Path::new).unwrap_or(cwd).to_path_buf())
+        };
+        out.push(Local { shown, dir, stakes });
+    }
+    out
+}
+
+/// Measures the stakes of the segments with hits that were not allowed; `None` when none of
+/// them is a form whose stake is known here.
+fn measure(analysis: &Analysis, decision: &Decision, cwd: &Path, limit: Duration, keep_limit: u64) -> Option<Blast> {
+    let budget = Budget::new(limit);
+    let home = home();
+    let mut git: Option<(PathBuf, git::Git)> = None;
+    let mut lines = Vec::new();
+    for part in local(analysis, decision, cwd) {
+        let dir = match &part.dir {
+            Ok(d) => d,
+            Err(why) => {
+                lines.push(format!("`{}`: not measured ({why})", part.shown));
+                continue;
+            }
+        };
         if git.as_ref().is_none_or(|(d, _)| d != dir) {
-            git = Some((dir.to_path_buf(), git::Git::new(dir, &budget)));
+            git = Some((dir.clone(), git::Git::new(dir, &budget)));
         }
         let git = &git.as_ref().expect("just set").1;
-        for stake in stakes {
-            if let Some(line) = one(git, &stake, dir, home.as_deref(), &budget) {
+        for stake in &part.stakes {
+            if let Some(line) = one(git, stake, dir, home.as_deref(), &budget, keep_limit) {
                 lines.push(line);
             }
         }
@@ -123,7 +147,19 @@ fn measure(analysis: &Analysis, decision: &Decision, cwd: &Path, limit: Duration
     (!lines.is_empty()).then_some(Blast { lines })
 }
 
-fn one(git: &git::Git, stake: &Stake, cwd: &Path, home: Option<&Path>, budget: &Budget) -> Option<String> {
+/// `$HOME`, when it is an absolute path (`~` expands to it).
+pub fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME").map(PathBuf::from).filter(|h| h.is_absolute())
+}
+
+fn one(
+    git: &git::Git,
+    stake: &Stake,
+    cwd: &Path,
+    home: Option<&Path>,
+    budget: &Budget,
+    keep_limit: u64,
+) -> Option<String> {
     let root = git.toplevel().unwrap_or(cwd);
     match stake {
         Stake::Files { how, paths, recursive } => {
@@ -143,10 +179,10 @@ fn one(git: &git::Git, stake: &Stake, cwd: &Path, home: Option<&Path>, budget: &
             let t = files::tally(&targets, *recursive, root, budget);
             let in_git =
                 if t.found.is_empty() || t.cut { None } else { files::in_git(git, &t.found, budget).ok().flatten() };
-            Some(files::describe(how.verb(), &t, in_git))
+            Some(files::describe(how.verb(), &t, in_git) + &unkept(&t, keep_limit))
         }
         Stake::Unknown => Some("not measured (part of it is known only when it runs)".into()),
-        Stake::FindDelete { roots, expression } => find_delete(git, roots, expression, cwd, root, budget),
+        Stake::FindDelete { roots, expression } => find_delete(git, roots, expression, cwd, root, budget, keep_limit),
         _ => Some(match git::describe(git, stake, budget) {
             Ok(line) => line?,
             Err(Cut) => "not measured (git did not answer in time)".to_string(),
@@ -163,6 +199,7 @@ fn find_delete(
     cwd: &Path,
     root: &Path,
     budget: &Budget,
+    keep_limit: u64,
 ) -> Option<String> {
     let mut args: Vec<&str> = roots.iter().map(String::as_str).collect();
     args.push("-depth");
@@ -175,10 +212,19 @@ fn find_delete(
     let targets: Vec<std::path::PathBuf> = listed.into_iter().map(|p| cwd.join(p)).collect();
     let t = files::tally(&targets, false, root, budget);
     let in_git = if t.cut { None } else { files::in_git(git, &t.found, budget).ok().flatten() };
-    Some(files::describe("deletes", &t, in_git))
+    Some(files::describe("deletes", &t, in_git) + &unkept(&t, keep_limit))
 }
 
-fn run_find(args: &[&str], cwd: &Path, budget: &Budget) -> Result<Vec<String>, Cut> {
+/// What the prompt says when a recovery point could not keep these files: more bytes than the
+/// `recovery_limit` setting (0: recovery points are off, and nothing is said).
+fn unkept(t: &files::Tally, keep_limit: u64) -> String {
+    if keep_limit == 0 || t.bytes <= keep_limit {
+        return String::new();
+    }
+    format!(", not recoverable (over the {} recovery limit)", crate::state::human_size(keep_limit))
+}
+
+pub fn run_find(args: &[&str], cwd: &Path, budget: &Budget) -> Result<Vec<String>, Cut> {
     let mut cmd = std::process::Command::new("find");
     cmd.args(args).current_dir(cwd);
     let buf = run_until(cmd, budget)?;
@@ -187,7 +233,7 @@ fn run_find(args: &[&str], cwd: &Path, budget: &Budget) -> Result<Vec<String>, C
 
 /// Runs a read-only helper process (stdin empty, stderr dropped) and returns its standard
 /// output if it succeeded before the deadline; one still running then is killed.
-fn run_until(mut cmd: std::process::Command, budget: &Budget) -> Result<Vec<u8>, Cut> {
+pub fn run_until(mut cmd: std::process::Command, budget: &Budget) -> Result<Vec<u8>, Cut> {
     use std::io::Read;
     use std::process::Stdio;
     let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().map_err(|_| Cut)?;

@@ -52,6 +52,9 @@ pub fn run(global: &Global, args: &LogArgs) -> Result<u8> {
             if let Some(reason) = &r.reason {
                 detail.push_str(&format!(" reason: {}", escape(reason)));
             }
+            if let Some(id) = &r.recovery {
+                detail.push_str(&format!(" recovery point: {id}"));
+            }
             writeln!(out, "{detail}")?;
         }
     }

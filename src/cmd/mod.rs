@@ -16,6 +16,7 @@ pub mod run;
 pub mod session;
 pub mod shell;
 pub mod trust;
+pub mod undo;
 pub mod watch;
 
 use std::path::PathBuf;

@@ -48,6 +48,25 @@ impl Invocation<'_> {
         self.stake.get_or_init(|| crate::blast::stake(policy, analysis, decision, &self.cwd)).as_deref()
     }
 
+    /// Keeps a recovery point of what the approved command destroys, just before it runs.
+    fn keep(&self, policy: &Policy, decision: &Decision) -> Option<String> {
+        crate::approval::recovery::before_run(&crate::approval::recovery::Approved {
+            policy,
+            analysis: self.analysis,
+            decision,
+            cwd: &self.cwd,
+            project: &self.project,
+            session: self.global.session_key.as_deref().map(state::key_hash),
+            command: &self.command,
+        })
+    }
+
+    /// The audit record of a command about to run, with its recovery point.
+    fn ran_record(&self, policy: &Policy, decision: &Decision, by: DecidedBy) -> audit::Record {
+        let recovery = self.keep(policy, decision);
+        audit::Record { recovery, ..self.record(policy, decision, by, true) }
+    }
+
     fn record(&self, policy: &Policy, decision: &Decision, by: DecidedBy, ran: bool) -> audit::Record {
         // An allow entry's record names the rules it let through; any other, the deciding ones.
         let ids = if by == DecidedBy::AllowEntry { decision.allowed_ids(policy) } else { decision.rule_ids(policy) };
@@ -115,11 +134,11 @@ fn would(inv: &Invocation<'_>, policy: &Policy, analysis: &Analysis, decision: &
         && session::covers(key, &inv.project, &need(policy, decision, &inv.command), policy.settings.session_ttl)
             .unwrap_or(false)
     {
-        audit::record(&inv.record(policy, decision, DecidedBy::SessionGrant, true));
+        audit::record(&inv.ran_record(policy, decision, DecidedBy::SessionGrant));
         return inv.exec();
     }
     trial::record_would(
-        inv.record(policy, decision, DecidedBy::Audit, true),
+        inv.ran_record(policy, decision, DecidedBy::Audit),
         trial::allow_for(policy, analysis, decision),
     );
     inv.exec()
@@ -175,7 +194,7 @@ fn ask(inv: &Invocation<'_>, policy: &Policy, analysis: &Analysis, decision: &De
     if let Some(key) = inv.global.session_key.as_deref() {
         match session::covers(key, &inv.project, &need, ttl) {
             Ok(true) => {
-                audit::record(&inv.record(policy, decision, DecidedBy::SessionGrant, true));
+                audit::record(&inv.ran_record(policy, decision, DecidedBy::SessionGrant));
                 return Ok(inv.exec());
             }
             Ok(false) => {}
@@ -289,6 +308,7 @@ fn ask(inv: &Invocation<'_>, policy: &Policy, analysis: &Analysis, decision: &De
         }
     }
     record.ran = true;
+    record.recovery = inv.keep(policy, decision);
     audit::record(&record);
     Ok(inv.exec())
 }
@@ -375,6 +395,7 @@ fn wait_in_queue(
     match d.by {
         queue::Resolver::Human if d.approved => {
             record.ran = true;
+            record.recovery = inv.keep(policy, decision);
             audit::record(&record);
             Ok(inv.exec())
         }

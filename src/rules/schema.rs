@@ -61,8 +61,21 @@ pub struct RawSettings {
     pub notify_command: Option<String>,
     /// Ring the terminal bell (and send a desktop notification escape) when a request waits.
     pub bell: Option<bool>,
+    /// The most a recovery point keeps in copies of files before an approved deletion (bytes, or
+    /// `512MiB`, `2GiB`); 0 turns recovery points off.
+    pub recovery_limit: Option<Spanned<SizeSetting>>,
+    /// How long recovery points are kept (default 7 days).
+    pub recovery_ttl: Option<Spanned<DurationSetting>>,
     /// `enforce` (default) or `audit`: nothing is blocked or asked, would-be decisions are logged.
     pub mode: Option<Spanned<String>>,
+}
+
+/// A size as written: a number of bytes or a string like `"512MiB"`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum SizeSetting {
+    Bytes(u64),
+    Text(String),
 }
 
 /// A duration as written: a number of seconds or a string like `"8h"` or `"1h30m"`.

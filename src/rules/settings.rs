@@ -4,7 +4,7 @@
 use toml::Spanned;
 
 use super::hooks;
-use super::schema::{DurationSetting, RawHooks, RawSettings};
+use super::schema::{DurationSetting, RawHooks, RawSettings, SizeSetting};
 use crate::config::ConfigError;
 
 /// The settings one file writes, checked.
@@ -25,6 +25,10 @@ pub struct FileSettings {
     pub hooks: Vec<(String, super::hooks::HookSettings)>,
     /// Milliseconds for the blast radius.
     pub blast_radius_ms: Option<u64>,
+    /// Bytes a recovery point may copy (0: off).
+    pub recovery_limit: Option<u64>,
+    /// Seconds recovery points are kept.
+    pub recovery_ttl: Option<u64>,
 }
 
 /// Whether verdicts are carried out (`enforce`) or only recorded (`audit`, the trial mode).
@@ -110,6 +114,22 @@ impl FileSettings {
                 }
                 v => v.map(|v| v.into_inner()),
             },
+            recovery_limit: match raw.recovery_limit {
+                None => None,
+                Some(v) => Some(
+                    match v.get_ref() {
+                        SizeSetting::Bytes(n) => Some(*n),
+                        SizeSetting::Text(t) => crate::state::parse_size(t),
+                    }
+                    .ok_or_else(|| {
+                        err(
+                            v.span().start,
+                            "setting `recovery_limit`: write a number of bytes or a size like \"512MiB\", \"2GiB\" (0 turns recovery points off)".to_string(),
+                        )
+                    })?,
+                ),
+            },
+            recovery_ttl: duration("recovery_ttl", 365 * 86_400, raw.recovery_ttl)?,
             hooks,
         })
     }
@@ -135,6 +155,10 @@ pub struct Settings {
     pub hooks: Vec<(String, hooks::HookSettings)>,
     /// Milliseconds for measuring the blast radius; 0 turns it off.
     pub blast_radius_ms: u64,
+    /// Bytes of file copies one recovery point may hold; 0 turns recovery points off.
+    pub recovery_limit: u64,
+    /// Seconds a recovery point is kept.
+    pub recovery_ttl: u64,
 }
 
 impl Default for Settings {
@@ -149,6 +173,8 @@ impl Default for Settings {
             notify_command: None,
             bell: true,
             blast_radius_ms: crate::blast::BUDGET.as_millis() as u64,
+            recovery_limit: 512 << 20,
+            recovery_ttl: 7 * 86_400,
             hooks: Vec::new(),
         }
     }
@@ -183,6 +209,12 @@ impl Settings {
         }
         if let Some(n) = file.blast_radius_ms {
             self.blast_radius_ms = n;
+        }
+        if let Some(n) = file.recovery_limit {
+            self.recovery_limit = n;
+        }
+        if let Some(t) = file.recovery_ttl {
+            self.recovery_ttl = t;
         }
         hooks::layer(&mut self.hooks, &file.hooks);
     }

@@ -8,7 +8,7 @@ use std::process::Command;
 use crate::approval::Asking;
 use crate::env::{TestEnv, code, stderr, stdout};
 
-fn git(dir: &Path, args: &[&str]) -> String {
+pub fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .args(args)
         .current_dir(dir)

@@ -36,13 +36,13 @@ fn payload(host: &str, session: &str, cwd: &Path, command: &str) -> String {
 }
 
 /// The hook's answer: `None` for no opinion, else (decision, reason).
-fn call(t: &TestEnv, host: &str, session: &str, cwd: &Path, command: &str) -> Option<(String, String)> {
+pub fn call(t: &TestEnv, host: &str, session: &str, cwd: &Path, command: &str) -> Option<(String, String)> {
     let o = t.run_with_input(&["hook", host], &payload(host, session, cwd, command));
     assert_eq!(code(&o), 0, "{host}: {}", stderr(&o));
     decision(host, &stdout(&o))
 }
 
-fn blocked_code(t: &TestEnv, host: &str, session: &str, cwd: &Path, command: &str) -> String {
+pub fn blocked_code(t: &TestEnv, host: &str, session: &str, cwd: &Path, command: &str) -> String {
     let (d, reason) = call(t, host, session, cwd, command).unwrap_or_else(|| panic!("{host}: passed"));
     assert_eq!(d, "deny", "{host}: {reason}");
     assert!(reason.contains("git.reset-hard") && reason.contains("run exactly the same command again"), "{reason}");
@@ -50,7 +50,7 @@ fn blocked_code(t: &TestEnv, host: &str, session: &str, cwd: &Path, command: &st
 }
 
 /// `cmdguard approve ARGS…` at a real terminal, confirmed with the code the screen shows.
-fn approve(t: &TestEnv, args: &[&str]) -> (i32, String) {
+pub fn approve(t: &TestEnv, args: &[&str]) -> (i32, String) {
     let mut all = vec!["approve"];
     all.extend(args);
     let f = Asking::at_terminal(t, &all, &[]).confirm();

@@ -31,6 +31,7 @@ mod pty;
 mod queue;
 mod recipes;
 mod records;
+mod recovery;
 mod rules_cmd;
 mod run;
 mod shell;

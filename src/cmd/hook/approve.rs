@@ -68,6 +68,7 @@ pub(super) fn on_ask(a: &Asked<'_>) -> Option<Answer> {
         Ok(Some(reach)) => {
             let mut r = record(a, DecidedBy::ApprovalCode, true);
             r.choice = Some(codes::reach_name(reach).to_string());
+            r.recovery = keep(a);
             audit::record(&r);
             return Some(Answer::NoOpinion);
         }
@@ -84,6 +85,19 @@ impl Asked<'_> {
     fn stake(&self) -> Option<&str> {
         self.stake.get_or_init(|| crate::blast::stake(self.policy, self.analysis, self.decision, self.cwd)).as_deref()
     }
+}
+
+/// A recovery point for a call a human approved, kept before the host runs it.
+fn keep(a: &Asked<'_>) -> Option<String> {
+    crate::approval::recovery::before_run(&crate::approval::recovery::Approved {
+        policy: a.policy,
+        analysis: a.analysis,
+        decision: a.decision,
+        cwd: a.cwd,
+        project: &crate::config::project_root(a.cwd),
+        session: a.session_key.map(state::key_hash),
+        command: a.command,
+    })
 }
 
 fn rules(a: &Asked<'_>) -> Vec<String> {
@@ -232,6 +246,7 @@ fn wait(a: &Asked<'_>, hash: Option<String>) -> Answer {
             r.ran = true;
             r.choice = Some(d.scope.map_or("once", queue::Scope::name).to_string());
             r.via = Some(d.via.clone());
+            r.recovery = keep(a);
             audit::record(&r);
             Answer::NoOpinion
         }

@@ -28,11 +28,15 @@ pub fn encode(items: &FileItems) -> Vec<u8> {
         hooks,
         blast_radius_ms,
         mode,
+        recovery_limit,
+        recovery_ttl,
     } = settings;
     w.opt(shell.as_deref(), Writer::str);
     w.opt(*timeout, Writer::uint);
     w.opt(*session_ttl, Writer::uint);
     w.opt(*blast_radius_ms, Writer::uint);
+    w.opt(*recovery_limit, Writer::uint);
+    w.opt(*recovery_ttl, Writer::uint);
     w.byte(match no_tty {
         None => 0,
         Some(NoTty::Deny) => 1,
@@ -135,6 +139,8 @@ pub fn decode(payload: &[u8], file: &str, layer: Layer) -> Option<FileItems> {
     let timeout = r.opt(Reader::uint)?;
     let session_ttl = r.opt(Reader::uint)?;
     let blast_radius_ms = r.opt(Reader::uint)?;
+    let recovery_limit = r.opt(Reader::uint)?;
+    let recovery_ttl = r.opt(Reader::uint)?;
     let no_tty = match r.byte()? {
         0 => None,
         1 => Some(NoTty::Deny),
@@ -193,6 +199,8 @@ pub fn decode(payload: &[u8], file: &str, layer: Layer) -> Option<FileItems> {
         hooks,
         blast_radius_ms,
         mode,
+        recovery_limit,
+        recovery_ttl,
     };
     (r.0.is_empty() && contexts.len() == allows.len()).then_some(FileItems {
         rules,
