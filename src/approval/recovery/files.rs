@@ -1,6 +1,7 @@
 //! Recovery points for files: a copy, in the point's `data/`, of what `rm`, `find -delete`,
 //! `shred`, `truncate` or `>` would destroy: contents, modes, modification times and symbolic
-//! links (kept as links, never followed). Sizes are summed first; above the `recovery_limit`
+//! links (kept as links, never followed). A file that is only deleted is kept as a hard link
+//! where the state directory is on the same file system: the same bytes, none copied. Sizes are summed first; above the `recovery_limit`
 //! nothing is copied. Undo puts each target back where it was; a path where something new
 //! now stands (after a deletion), or a file changed after the command ran (after an in-place
 //! change), is newer work and is not overwritten without `--force`.
@@ -138,8 +139,14 @@ fn copy(from: &Path, to: &Path, whole: bool, rel: &str, kept: &mut Kept) -> std:
         set_times(to, &meta)?;
         kept.files += 1;
     } else if ft.is_file() {
-        std::fs::copy(from, to)?;
-        set_times(to, &meta)?;
+        // A file the command only deletes is kept by a second link to it (no bytes copied, no
+        // space taken beyond what the deletion would have freed); one changed in place, or on
+        // another file system, is copied.
+        let linked = kept.op == "remove" && std::fs::hard_link(from, to).is_ok();
+        if !linked {
+            std::fs::copy(from, to)?;
+            set_times(to, &meta)?;
+        }
         kept.files += 1;
         kept.bytes += meta.len();
     } else if ft.is_dir() {
@@ -214,16 +221,16 @@ pub fn restore(point_dir: &Path, entries: &[Kept]) -> std::io::Result<()> {
                 path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
                 std::process::id()
             ));
-            put_back(&from, &tmp, "", &modes)?;
+            put_back(&from, &tmp, "", &modes, false)?;
             std::fs::rename(&tmp, path)?;
             continue;
         }
-        put_back(&from, path, "", &modes)?;
+        put_back(&from, path, "", &modes, e.op == "remove")?;
     }
     Ok(())
 }
 
-fn put_back(from: &Path, to: &Path, rel: &str, modes: &HashMap<&str, u32>) -> std::io::Result<()> {
+fn put_back(from: &Path, to: &Path, rel: &str, modes: &HashMap<&str, u32>, link: bool) -> std::io::Result<()> {
     let meta = std::fs::symlink_metadata(from)?;
     let ft = meta.file_type();
     if ft.is_symlink() {
@@ -234,8 +241,10 @@ fn put_back(from: &Path, to: &Path, rel: &str, modes: &HashMap<&str, u32>) -> st
         if std::fs::symlink_metadata(to).is_ok() {
             std::fs::remove_file(to)?;
         }
-        std::fs::copy(from, to)?;
-        set_times(to, &meta)?;
+        if !(link && std::fs::hard_link(from, to).is_ok()) {
+            std::fs::copy(from, to)?;
+            set_times(to, &meta)?;
+        }
     } else if ft.is_dir() {
         match std::fs::DirBuilder::new().create(to) {
             Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists && to.is_dir() => {}
@@ -249,7 +258,7 @@ fn put_back(from: &Path, to: &Path, rel: &str, modes: &HashMap<&str, u32>) -> st
             } else {
                 format!("{rel}/{}", name.to_string_lossy())
             };
-            put_back(&from.join(&name), &to.join(&name), &sub, modes)?;
+            put_back(&from.join(&name), &to.join(&name), &sub, modes, link)?;
         }
         let mode = modes.get(rel).copied().unwrap_or(0o755);
         std::fs::set_permissions(to, std::fs::Permissions::from_mode(mode))?;

@@ -187,7 +187,8 @@ fn keep(b: &mut store::Building, stake: &Stake, dir: &Path, id: &str, left: &mut
             let listed = crate::blast::run_find(&args, dir, &budget)
                 .map_err(|_| NotKept("find could not list what it would delete".into()))?;
             let targets: Vec<_> = listed.into_iter().map(|p| dir.join(p)).collect();
-            files::keep(b, crate::blast::target::FileOp::Remove, &targets, false, true, left).map(|p| p.into_iter().collect())
+            files::keep(b, crate::blast::target::FileOp::Remove, &targets, false, true, left)
+                .map(|p| p.into_iter().collect())
         }
         Stake::Unknown => Err(NotKept("part of it is known only when it runs".into())),
         _ => git::keep(b, stake, dir, id, left),
