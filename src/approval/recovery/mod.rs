@@ -119,6 +119,17 @@ pub fn before_run(a: &Approved<'_>) -> Option<String> {
     }
     let started = Instant::now();
     let id = store::new_id();
+    // A point of many files takes a while: say what is happening once it has taken 300 ms.
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let told = {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            if !done.load(std::sync::atomic::Ordering::SeqCst) {
+                eprintln!("cmdguard: keeping a recovery point before the command runs…");
+            }
+        })
+    };
     let made = store::Building::start(&id).and_then(|mut b| {
         let mut left = limit;
         for (dir, stake, shown) in &stakes {
@@ -146,6 +157,8 @@ pub fn before_run(a: &Approved<'_>) -> Option<String> {
         b.finish(&point).map(Some)
     });
     let took = started.elapsed();
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    drop(told);
     store::prune_later(a.policy.settings.recovery_ttl);
     match made {
         Ok(Some(())) => {
