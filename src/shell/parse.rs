@@ -74,6 +74,17 @@ pub fn parse_in(text: &str, dialect: Dialect) -> PResult<(Script, bool)> {
     }
 }
 
+/// `X &`, read as the subshell `( X )` it runs in.
+fn background(item: AndOr) -> AndOr {
+    let body = Script(vec![item]);
+    AndOr(vec![Pipeline(vec![Command::Compound {
+        kind: "(",
+        bodies: vec![body],
+        words: Vec::new(),
+        redirects: Vec::new(),
+    }])])
+}
+
 impl Parser {
     pub fn new(text: &str, dialect: Dialect) -> Parser {
         Parser {
@@ -232,7 +243,12 @@ impl Parser {
             match self.peek() {
                 Some(';') if !matches!(self.peek_at(1), Some(';') | Some('&')) => self.pos += 1,
                 Some('&') if self.peek_at(1) != Some('&') && (self.peek_at(1) != Some('>') || !self.bash()) => {
-                    self.pos += 1
+                    self.pos += 1;
+                    // `X &` runs X in a subshell: its assignments, `cd` and definitions stay
+                    // there, as a subshell's do (`cd /tmp & rm -rf ./*` deletes here).
+                    if let Some(last) = items.pop() {
+                        items.push(background(last));
+                    }
                 }
                 Some('\n') => {
                     self.newline();
