@@ -168,6 +168,52 @@ impl Analyzer {
 
     /// After a part of the command that may or may not have run (`a && X=1`, a loop or `if`
     /// body, a function): a variable it changed keeps a known value only if both ways agree.
+    /// The branches of an `if` (conditions and bodies: `c1 t1 c2 t2 … [else]`) or the arms of a
+    /// `case`: at most one body runs, so what one assigns is not seen by the others (`if false;
+    /// then d=/tmp/x; else rm -rf "$d"; fi` deletes the old `$d`). A condition's assignments
+    /// reach its body and the conditions after it. After the compound, whatever any of them
+    /// changed is unknown.
+    fn walk_branches(&mut self, kind: &str, bodies: &[Script]) {
+        let before = self.env.clone();
+        let mut changed: Vec<String> = Vec::new();
+        let note = |env: &HashMap<String, Option<String>>, changed: &mut Vec<String>| {
+            for (k, v) in env {
+                if before.get(k) != Some(v) && !changed.contains(k) {
+                    changed.push(k.clone());
+                }
+            }
+            for k in before.keys().filter(|k| !env.contains_key(*k)) {
+                if !changed.contains(k) {
+                    changed.push(k.clone());
+                }
+            }
+        };
+        if kind == "case" {
+            for arm in bodies {
+                self.env.clone_from(&before);
+                self.walk_script(arm);
+                note(&self.env, &mut changed);
+            }
+        } else {
+            let mut pairs = bodies.chunks(2);
+            for pair in &mut pairs {
+                self.walk_script(&pair[0]);
+                let failed = self.env.clone();
+                if let Some(body) = pair.get(1) {
+                    self.walk_script(body);
+                    note(&self.env, &mut changed);
+                }
+                note(&failed, &mut changed);
+                // The next condition (or `else`) runs only if this one failed.
+                self.env = failed;
+            }
+        }
+        self.env = before;
+        for k in changed {
+            self.env.insert(k, None);
+        }
+    }
+
     pub(super) fn merge_vars(&mut self, before: &HashMap<String, Option<String>>) {
         for (name, value) in self.env.iter_mut() {
             if before.get(name) != Some(value) {
@@ -250,8 +296,9 @@ impl Analyzer {
                     self.set_var(&name.text, None);
                 }
                 self.in_function += usize::from(*kind == "function");
-                for body in bodies {
-                    self.walk_script(body);
+                match *kind {
+                    "if" | "case" => self.walk_branches(kind, bodies),
+                    _ => bodies.iter().for_each(|body| self.walk_script(body)),
                 }
                 if *kind == "function" {
                     self.in_function -= 1;
@@ -477,8 +524,16 @@ impl Analyzer {
         if matches!(seg.words[0].as_str(), "alias" | "enable") {
             self.note_cd_redefined(&u.words[1..]);
         }
-        if seg.words[0] == "cd" && self.possible.is_none() {
+        // `cd` changes the shell's directory only as a builtin of the shell itself; through a
+        // program (`nohup cd /tmp`, `sudo cd`, `env cd`) it runs elsewhere, if at all.
+        // dash has no `builtin`, and its `time` is the program.
+        let bash = self.dialect != Dialect::Dash;
+        let by_shell =
+            seg.wrappers.iter().all(|w| w == "command" || (bash && matches!(w.as_str(), "builtin" | "time")));
+        if seg.words[0] == "cd" && self.possible.is_none() && by_shell {
             self.changed_directory(&u.words);
+        } else if seg.words[0] == "cd" {
+            self.changed_directory(&[]);
         } else if matches!(seg.words[0].as_str(), "pushd" | "popd" | "source" | "." | "eval") {
             // They change the directory too, or may (a sourced file or evaluated text can `cd`).
             self.changed_directory(&[]);

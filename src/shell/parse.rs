@@ -74,6 +74,33 @@ pub fn parse_in(text: &str, dialect: Dialect) -> PResult<(Script, bool)> {
     }
 }
 
+impl Parser {
+    /// bash's `coproc [NAME] COMMAND`: COMMAND runs in a background subshell, read as `( COMMAND )`
+    /// (its `cd` and assignments stay there). NAME is given only before a compound command.
+    fn coproc(&mut self) -> PResult<Command> {
+        self.pos += "coproc".len();
+        self.blanks();
+        let name_end = self.src[self.pos..]
+            .iter()
+            .position(|c| !(c.is_ascii_alphanumeric() || *c == '_'))
+            .map_or(self.src.len(), |n| self.pos + n);
+        let mut after = name_end;
+        while self.src.get(after).is_some_and(|c| *c == ' ' || *c == '\t') {
+            after += 1;
+        }
+        let compound_next = matches!(self.src.get(after), Some('{' | '('))
+            || ["if", "while", "until", "for", "case", "select", "[["]
+                .iter()
+                .any(|w| self.src[after..].iter().take(w.len()).copied().eq(w.chars()));
+        if name_end > self.pos && after > name_end && compound_next {
+            self.pos = after;
+        }
+        let inner = self.command()?;
+        let body = Script(vec![AndOr(vec![Pipeline(vec![inner])])]);
+        self.compound("(", vec![body], vec![], vec![])
+    }
+}
+
 /// `X &`, read as the subshell `( X )` it runs in.
 fn background(item: AndOr) -> AndOr {
     let body = Script(vec![item]);
@@ -331,6 +358,9 @@ impl Parser {
             let body = self.list(Stop { paren: true, ..Stop::default() })?;
             self.close_paren()?;
             return self.compound("(", vec![body], vec![], vec![]);
+        }
+        if self.bash() && self.starts_with("coproc") && self.src.get(self.pos + 6).is_some_and(|c| c.is_whitespace()) {
+            return self.coproc();
         }
         let reserved = match self.reserved(RESERVED_STARTS) {
             Some("[[" | "function" | "select") if !self.bash() => None,
