@@ -164,4 +164,56 @@ mod tests {
             assert_eq!(read_wrapper(p, &words).1, at, "{text}");
         }
     }
+
+    /// What `step` makes of `text`: the command's first word, `sh -c`'s script, or nothing.
+    fn stepped(text: &str) -> String {
+        let words = fields(text);
+        let p = find(&words[0].text).unwrap();
+        match step(p, &words[0].text, &words) {
+            Some(Step::Run(i)) => format!("run {}", words[i].text),
+            Some(Step::Replace(w)) => {
+                format!("replace {}", w.iter().map(|f| f.text.as_str()).collect::<Vec<_>>().join(" "))
+            }
+            Some(Step::Scripts(s)) => {
+                format!("script {}", s.iter().map(|f| f.text.as_str()).collect::<Vec<_>>().join("; "))
+            }
+            None => "none".into(),
+        }
+    }
+
+    #[test]
+    fn each_form_is_read_as_the_manual_says() {
+        for (text, want) in [
+            // The operand before the command, and no options after it (`timeout` runs `-x`).
+            ("timeout 10 -x", "run -x"),
+            ("timeout -k5 10 rm", "run rm"),
+            ("chrt -f -- 99 rm", "run rm"),
+            ("taskset -c 0,1 rm", "run rm"),
+            // Options may follow flock's file.
+            ("flock /tmp/l -w 5 rm", "run rm"),
+            ("flock -n /tmp/l -c CMD", "script CMD"),
+            ("env A=1 -i rm", "run -i"),
+            ("env -i A=1 B=2 rm", "run rm"),
+            ("env -S CMD x", "script CMD x"),
+            ("env --block-signal rm", "run rm"),
+            ("sudo -l rm", "none"),
+            ("sudo -lU bob", "none"),
+            ("sudo -s", "replace sh"),
+            ("sudo -s rm", "run rm"),
+            ("sudo -u root A=1", "none"),
+            ("ionice -c3 -p 1", "none"),
+            ("xargs -0", "replace echo"),
+            ("watch -n 1 rm x", "script rm x"),
+            ("watch -xn1 rm x", "run rm"),
+            ("parallel -j2 rm ::: a b", "replace rm a b"),
+            ("parallel rm {} ::: a", "replace rm {}"),
+            ("busybox rm", "run rm"),
+            ("busybox -- rm", "none"),
+            ("npm exec -c CMD", "script CMD"),
+            ("npm run build", "none"),
+            ("uv run -p 3.12 rm", "run rm"),
+        ] {
+            assert_eq!(stepped(text), want, "{text}");
+        }
+    }
 }
