@@ -103,6 +103,8 @@ fn entry(pk: &mut Packer, p: &RawProgram, file: &str) -> String {
         .chain(&p.long)
         .chain(&p.long_value2)
         .chain(&p.optional_value)
+        .chain(&p.shell_without_command)
+        .chain(&p.operands_argv)
         .chain(removes)
         .chain(coded)
     {
@@ -144,7 +146,10 @@ fn entry(pk: &mut Packer, p: &RawProgram, file: &str) -> String {
          long: {}, abbreviate: {}, guess: {}, script: {}, keyed: {keyed}, subcommands: {}, subcommand_optional: {}, \
          skip: {}, operands_script: {}, command_after: {}, reads_stdin: {}, stdin_script: {}, informs: {}, \
          command_keys: {}, aliases: {aliases}, same_as: {}, removes: {removes}, optional_value: {}, runs_files: {}, \
-         code: {code}, code_keys: {code_keys}, quoted_after: {}, test_then: {}, keystrokes: {}, each_found: {}, examples: {} }},\n",
+         code: {code}, code_keys: {code_keys}, quoted_after: {}, test_then: {}, keystrokes: {}, each_found: {}, \
+         assignments: {}, skip_then_command: {}, shell_without_command: {}, script_with_operands: {}, \
+         operands_argv: {}, default_command: {}, options_inform: {}, always_unwrap: {}, arguments_after: {}, \
+         examples: {} }},\n",
         p.role,
         pk.s(&p.about),
         pk.s(file),
@@ -171,6 +176,15 @@ fn entry(pk: &mut Packer, p: &RawProgram, file: &str) -> String {
         p.test_then,
         p.keystrokes,
         p.each_found,
+        p.assignments,
+        p.skip_then_command,
+        pk.list(&p.shell_without_command),
+        p.script_with_operands,
+        pk.list(&p.operands_argv),
+        pk.s(&p.default_command),
+        p.options_inform,
+        p.always_unwrap,
+        pk.s(&p.arguments_after),
         pk.list(&p.examples),
     )
 }

@@ -1,9 +1,8 @@
 //! The program catalogue (`programs/*.toml`, compiled in by `build.rs`): what cmdguard knows of
-//! each program, and the engine that reads a command's words with it: options as the program
-//! parses them (values, bundles, `--opt=value`, long-option prefixes), the scripts its options
-//! carry, and where the command a wrapper runs begins.
+//! each program, the built-in entries decoded on first use, and finding an entry by name.
+//! `options.rs` reads a command's options with an entry, `wrapper.rs` a wrapper's command.
 
-use super::Field;
+pub use super::options::Reading;
 pub use super::programs::Role;
 
 /// One catalogue entry, as `build.rs` compiled it.
@@ -42,6 +41,15 @@ pub struct Program {
     pub test_then: bool,
     pub keystrokes: bool,
     pub each_found: bool,
+    pub assignments: bool,
+    pub skip_then_command: bool,
+    pub shell_without_command: &'static [&'static str],
+    pub script_with_operands: bool,
+    pub operands_argv: &'static [&'static str],
+    pub default_command: &'static str,
+    pub options_inform: bool,
+    pub always_unwrap: bool,
+    pub arguments_after: &'static str,
     /// Commands that must reach a command through this entry (run by a test).
     #[cfg_attr(not(test), allow(dead_code))]
     pub examples: &'static [&'static str],
@@ -104,12 +112,20 @@ struct Packed {
     test_then: bool,
     keystrokes: bool,
     each_found: bool,
+    assignments: bool,
+    skip_then_command: bool,
+    shell_without_command: Span,
+    script_with_operands: bool,
+    operands_argv: Span,
+    default_command: Span,
+    options_inform: bool,
+    always_unwrap: bool,
+    arguments_after: Span,
     examples: Span,
 }
 
 include!(concat!(env!("OUT_DIR"), "/programs.rs"));
 
-use super::keyed::keyed_command;
 pub use super::keyed::{keyed_lines, quoted_after, typed};
 pub use super::user_programs::{add_user, parse_user};
 
@@ -184,6 +200,15 @@ fn decoded(i: usize) -> &'static Program {
             test_then: p.test_then,
             keystrokes: p.keystrokes,
             each_found: p.each_found,
+            assignments: p.assignments,
+            skip_then_command: p.skip_then_command,
+            shell_without_command: strings(p.shell_without_command),
+            script_with_operands: p.script_with_operands,
+            operands_argv: strings(p.operands_argv),
+            default_command: text(p.default_command),
+            options_inform: p.options_inform,
+            always_unwrap: p.always_unwrap,
+            arguments_after: text(p.arguments_after),
             examples: strings(p.examples),
         }))
     })
@@ -216,230 +241,10 @@ pub fn named_by_rules(name: &str) -> bool {
     RULE_PROGRAMS.binary_search_by(|&n| text(n).cmp(name)).is_ok()
 }
 
-/// What reading a command's options with its entry found.
-#[derive(Debug, Default)]
-pub struct Reading {
-    /// Index of the first operand (past `--`), where options stopped.
-    pub end: usize,
-    /// Scripts option values carry, with the option that carried each.
-    pub scripts: Vec<(String, Field)>,
-    /// Index where the words after a `command_after` option begin.
-    pub command_at: Option<usize>,
-    /// An option with which it runs nothing was given.
-    pub informs: bool,
-    /// A script file option was given: `Some(true)` when it names standard input.
-    pub script_file: Option<bool>,
-    /// Long options written as prefixes, with their full names: (word index, full name).
-    pub expanded: Vec<(usize, &'static str)>,
-    /// Indices of the operands (words that are neither options nor their values).
-    pub operands: Vec<usize>,
-    /// The options given, with their values.
-    pub given: Vec<(String, Option<String>)>,
-    /// Code in another language option values carry: (option, language, code).
-    pub code: Vec<(String, &'static str, Field)>,
-    /// A keyed option's value was the key alone (`screen -X stuff CMD`): the next word is the
-    /// command.
-    key_alone: Option<String>,
-}
-
-impl Program {
-    fn long_names(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.long_value
-            .iter()
-            .chain(self.long_value2)
-            .chain(self.long)
-            .chain(self.script)
-            .chain(self.command_after)
-            .chain(self.stdin_script)
-            .chain(self.informs)
-            .chain(self.keyed.iter().map(|(o, _)| o))
-            .chain(self.optional_value)
-            .chain(self.removes.iter().map(|r| &r.option))
-            .chain(self.code.iter().map(|(o, _)| o))
-            .copied()
-    }
-
-    /// The full name of a long option as written (`--recurs` → `--recursive` where the program
-    /// accepts prefixes and one name has it), or the name as written.
-    fn resolve<'a>(&self, name: &'a str) -> (&'a str, Option<&'static str>) {
-        if let Some(full) = self.long_names().find(|n| *n == name) {
-            return (full, None);
-        }
-        if self.abbreviate && name.starts_with("--") && name.len() > 3 {
-            // One name may be on two lists (`--use-compress-program` takes a value and is a
-            // script): ambiguous means two different names.
-            let mut matching = self.long_names().filter(|n| n.starts_with(name));
-            if let Some(one) = matching.next()
-                && matching.all(|n| n == one)
-            {
-                return (one, Some(one));
-            }
-        }
-        (name, None)
-    }
-
-    fn takes_value(&self, name: &str) -> usize {
-        let one = |l: &[&str]| l.contains(&name);
-        if one(self.optional_value) {
-            0
-        } else if one(self.long_value2) {
-            2
-        } else if one(self.long_value)
-            || one(self.script)
-            || one(self.stdin_script)
-            || self.code.iter().any(|(o, _)| *o == name)
-            || self.keyed.iter().any(|(o, _)| *o == name)
-            || (name.len() == 2 && name.starts_with('-') && self.short_value.contains(&name[1..]))
-        {
-            1
-        } else {
-            0
-        }
-    }
-
-    /// Reads options from `start`. A carrier's options may follow its operands (GNU getopt
-    /// permutes them), so it reads to the end; a wrapper's stop at its first operand.
-    pub fn read(&self, words: &[Field], start: usize) -> Reading {
-        let mut r = Reading { end: words.len(), ..Reading::default() };
-        let permute = self.role != Role::Wrapper;
-        let mut i = start;
-        let mut first_operand = None;
-        while i < words.len() {
-            let w = words[i].text.as_str();
-            if w == "--" {
-                first_operand.get_or_insert(i + 1);
-                r.operands.extend(i + 1..words.len());
-                break;
-            }
-            if !w.starts_with('-') || w.len() < 2 {
-                first_operand.get_or_insert(i);
-                r.operands.push(i);
-                if !permute {
-                    break;
-                }
-                i += 1;
-                continue;
-            }
-            let (written, inline) = match w.split_once('=') {
-                Some((n, v)) => (n, Some(v)),
-                None => (w, None),
-            };
-            let (name, expanded) = self.resolve(written);
-            let listed = self.long_names().any(|n| n == name);
-            if listed || w.starts_with("--") {
-                if let Some(full) = expanded {
-                    r.expanded.push((i, full));
-                }
-                if self.command_after.contains(&name) {
-                    r.command_at = Some(i + 1);
-                    first_operand.get_or_insert(i + 1);
-                    break;
-                }
-                let n =
-                    if inline.is_some() { self.takes_value(name).saturating_sub(1) } else { self.takes_value(name) };
-                let value = inline
-                    .map(str::to_string)
-                    .or_else(|| (n > 0).then(|| words.get(i + 1)).flatten().map(|f| f.text.clone()));
-                let dynamic = inline.is_none() && n > 0 && words.get(i + 1).is_some_and(|f| f.dynamic);
-                self.option(name, value, dynamic || words[i].dynamic, &mut r);
-                i += 1 + n;
-                i += self.command_after_key(words, i, &mut r);
-                continue;
-            }
-            // A bundle of short options (`-qfc CMD`): one that takes a value ends it.
-            let cluster = &w[1..];
-            let mut step = 1;
-            for (j, ch) in cluster.char_indices() {
-                let opt = format!("-{ch}");
-                let rest = &cluster[j + ch.len_utf8()..];
-                if self.optional_value.contains(&opt.as_str()) && !rest.is_empty() {
-                    self.option(&opt, Some(rest.to_string()), words[i].dynamic, &mut r);
-                    break;
-                }
-                if self.takes_value(&opt) > 0 {
-                    let (value, dynamic) = if rest.is_empty() {
-                        step = 2;
-                        (words.get(i + 1).map(|f| f.text.clone()), words.get(i + 1).is_some_and(|f| f.dynamic))
-                    } else {
-                        (Some(rest.to_string()), words[i].dynamic)
-                    };
-                    self.option(&opt, value, dynamic, &mut r);
-                    break;
-                }
-                self.option(&opt, None, false, &mut r);
-            }
-            i += step;
-            i += self.command_after_key(words, i, &mut r);
-        }
-        r.end = first_operand.unwrap_or(i.min(words.len()));
-        r
-    }
-
-    /// After a keyed option whose value was the key alone: the command is the word at `i`.
-    fn command_after_key(&self, words: &[Field], i: usize, r: &mut Reading) -> usize {
-        let Some(origin) = r.key_alone.take() else { return 0 };
-        let Some(f) = words.get(i) else { return 0 };
-        r.scripts.push((origin, f.clone()));
-        1
-    }
-
-    fn option(&self, name: &str, value: Option<String>, dynamic: bool, r: &mut Reading) {
-        if self.informs.contains(&name) {
-            r.informs = true;
-        }
-        r.given.push((name.to_string(), value.clone()));
-        let Some(value) = value else { return };
-        for (_, lang) in self.code.iter().filter(|(o, _)| *o == name) {
-            r.code.push((name.to_string(), lang, Field { text: value.clone(), dynamic }));
-        }
-        if self.script.contains(&name) {
-            r.scripts.push((name.to_string(), Field { text: value.clone(), dynamic }));
-        }
-        if self.stdin_script.contains(&name) {
-            let stdin = matches!(value.as_str(), "-" | "/dev/stdin");
-            r.script_file = Some(r.script_file.unwrap_or(false) || stdin);
-        }
-        for (_, keys) in self.keyed.iter().filter(|(o, _)| *o == name) {
-            if let Some(key) = keys.iter().find(|k| k.eq_ignore_ascii_case(value.trim())) {
-                r.key_alone = Some(format!("{name} {key}"));
-            } else if let Some((key, command)) = keyed_command(&value, keys) {
-                r.scripts.push((format!("{name} {key}"), Field { text: command.to_string(), dynamic }));
-            }
-        }
-    }
-}
-
-/// Reads a wrapper's words: its options (and its subcommand's), and where the command it runs
-/// begins, after skipped operands; `None` when it runs none (no subcommand, `--help`).
-pub fn read_wrapper(p: &Program, words: &[Field]) -> (Reading, Option<usize>) {
-    let mut r = p.read(words, 1);
-    let mut at = r.end;
-    if !p.subcommands.is_empty() && !r.informs {
-        match words.get(at) {
-            Some(sub) if p.subcommands.contains(&sub.text.as_str()) => {
-                let more = p.read(words, at + 1);
-                at = more.end;
-                r.informs |= more.informs;
-                r.scripts.extend(more.scripts);
-                r.expanded.extend(more.expanded);
-                r.command_at = r.command_at.or(more.command_at);
-            }
-            _ if p.subcommand_optional => {}
-            _ => return (r, None),
-        }
-    }
-    if r.informs {
-        return (r, None);
-    }
-    let mut at = at + p.skip;
-    if p.skip > 0 && at < words.len() {
-        // `sg GROUP -c CMD`: options may follow the skipped operands.
-        let more = p.read(words, at);
-        at = more.end;
-        r.scripts.extend(more.scripts);
-    }
-    let run = (r.scripts.is_empty() && r.command_at.is_none() && at < words.len()).then_some(at);
-    (r, run)
+/// Whether the wrapper `p` (named `name`) keeps its words, its command read as a nested one:
+/// when the rules judge it themselves (`sshpass -p`), unless its entry says otherwise.
+pub fn in_view(p: &Program, name: &str) -> bool {
+    !p.always_unwrap && named_by_rules(name)
 }
 
 /// The canonical spelling of a subcommand alias (`npm pub` → `publish`).
@@ -482,54 +287,5 @@ mod tests {
         assert_eq!(text(PACKED[PROGRAM_NAMES[0].1 as usize].file).split('/').next(), Some("programs"));
         assert!(find("no-such-program").is_none());
         assert!(named_by_rules("rm") && named_by_rules("terraform"));
-    }
-
-    fn fields(s: &str) -> Vec<Field> {
-        s.split(' ').map(Field::lit).collect()
-    }
-
-    #[test]
-    fn options_read_as_the_program_reads_them() {
-        let script = find("script").unwrap();
-        // A bundle whose last option takes the next word; a long prefix; `--opt=value`.
-        for (text, want) in [
-            ("script -qfc CMD out", "CMD"),
-            ("script --comm=CMD out", "CMD"),
-            ("script --command CMD", "CMD"),
-            ("script out -c CMD", "CMD"),
-        ] {
-            let r = script.read(&fields(text), 1);
-            assert_eq!(r.scripts.iter().map(|(_, f)| f.text.as_str()).collect::<Vec<_>>(), [want], "{text}");
-        }
-        let rm = find("rm").unwrap();
-        let r = rm.read(&fields("rm --recurs --forc --ver x"), 1);
-        assert_eq!(r.expanded, [(1, "--recursive"), (2, "--force")], "`--ver` is ambiguous");
-        let ssh = find("ssh").unwrap();
-        let r = ssh.read(&fields("ssh -oProxyCommand=CMD host"), 1);
-        assert_eq!(r.scripts[0].1.text, "CMD");
-        let r = ssh.read(&[Field::lit("ssh"), Field::lit("-o"), Field::lit("proxycommand nc %h %p")], 1);
-        assert_eq!(r.scripts[0].1.text, "nc %h %p", "keys compare without case");
-        let tar = find("tar").unwrap();
-        let r = tar.read(&fields("tar -cf x.tar --checkpoint-action=exec=CMD ."), 1);
-        assert_eq!(r.scripts[0].1.text, "CMD");
-        assert!(tar.read(&fields("tar -cf x.tar --checkpoint-action=echo ."), 1).scripts.is_empty());
-    }
-
-    #[test]
-    fn wrappers_find_their_command() {
-        for (text, at) in [
-            ("systemd-run --user --scope -p X=1 rm x", Some(5)),
-            ("nvm exec 20 rm x", Some(3)),
-            ("rbenv version", None),
-            ("dotenv -e .env -- rm x", Some(4)),
-            ("dotenv run rm x", Some(2)),
-            ("chroot --userspec=a:b /jail rm x", Some(3)),
-            ("bwrap --bind / / --dev /dev rm x", Some(6)),
-            ("valgrind --help", None),
-        ] {
-            let words = fields(text);
-            let p = find(&words[0].text).unwrap();
-            assert_eq!(read_wrapper(p, &words).1, at, "{text}");
-        }
     }
 }

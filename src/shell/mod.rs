@@ -27,6 +27,7 @@ mod literals;
 mod nested;
 mod normalize;
 mod open;
+mod options;
 mod output;
 mod parse;
 // The catalogue's file format: `build.rs` reads all of it; the binary uses only `Role`.
@@ -40,6 +41,7 @@ mod unwrap;
 mod user_programs;
 mod vars;
 mod word;
+mod wrapper;
 mod xargs;
 
 #[cfg(test)]

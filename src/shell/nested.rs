@@ -4,7 +4,7 @@
 
 use super::interp::Lang;
 use super::unwrap::{Unwrapped, skip_options};
-use super::{Field, basename};
+use super::{Field, basename, catalog};
 
 pub struct Nested {
     /// How this script was reached, for explain (`bash -c`, `ssh host`).
@@ -130,13 +130,8 @@ pub fn carriers(words: &mut Vec<Field>, u: &mut Unwrapped) {
             }
         }
         "su" | "runuser" => {
-            let (i, opts) = skip_options(
-                words,
-                1,
-                "cgGswu",
-                &["--command", "--group", "--supp-group", "--shell", "--whitelist-environment", "--user"],
-                false,
-            );
+            let (short, long) = valued(&prog);
+            let (i, opts) = skip_options(words, 1, short, long, false);
             if let Some((_, Some(c))) = opts.iter().rev().find(|(n, _)| n == "-c" || n == "--command") {
                 push(u, prog.clone(), NestedKind::Script(Field::lit(c.clone())));
             } else if opts.iter().any(|(n, _)| n == "-u" || n == "--user") && i < words.len() {
@@ -152,10 +147,10 @@ pub fn carriers(words: &mut Vec<Field>, u: &mut Unwrapped) {
             }
         }
         "ssh" => {
-            const WITH_VALUE: &str = "bcDEeFIiJLlmOopQRSWwB";
-            let (i, _) = skip_options(words, 1, WITH_VALUE, &[], false);
+            let (short, long) = valued("ssh");
+            let (i, _) = skip_options(words, 1, short, long, false);
             // OpenSSH reads options after the destination too, up to the command.
-            let (j, _) = skip_options(words, i + 1, WITH_VALUE, &[], false);
+            let (j, _) = skip_options(words, i + 1, short, long, false);
             if words.len() > j && i < words.len() {
                 let origin = format!("ssh {}", words[i].text);
                 push(u, origin, NestedKind::Script(script_of(&words[j..])));
@@ -355,70 +350,20 @@ fn code_of(lang: Lang, words: &[Field], u: &mut Unwrapped) {
     }
 }
 
-/// Options of `docker run` / `podman run` that take a value.
-const RUN_SHORT: &str = "acehlmpuvw";
-const RUN_LONG: &[&str] = &[
-    "--name",
-    "--network",
-    "--net",
-    "--entrypoint",
-    "--env",
-    "--env-file",
-    "--mount",
-    "--workdir",
-    "--user",
-    "--volume",
-    "--publish",
-    "--label",
-    "--cpus",
-    "--memory",
-    "--platform",
-    "--restart",
-    "--hostname",
-    "--add-host",
-    "--device",
-    "--dns",
-    "--cap-add",
-    "--cap-drop",
-    "--security-opt",
-    "--ulimit",
-    "--log-driver",
-    "--log-opt",
-    "--pid",
-    "--ipc",
-    "--tmpfs",
-    "--gpus",
-    "--runtime",
-    "--shm-size",
-    "--stop-signal",
-    "--link",
-    "--expose",
-    "--volumes-from",
-    "--cidfile",
-    "--pull",
-    "--userns",
-    "--uts",
-    "--group-add",
-    "--label-file",
-    "--attach",
-    "--cpu-shares",
-    "--memory-swap",
-    "--health-cmd",
-    "--init-path",
-    "--mac-address",
-    "--ip",
-    "--network-alias",
-    "--detach-keys",
-];
+/// The options of `name` that take a value, short and long, as its catalogue entry lists them
+/// (`programs/remote.toml`); none when it has no entry.
+fn valued(name: &str) -> (&'static str, &'static [&'static str]) {
+    catalog::find(name).map_or(("", &[]), |p| (p.short_value, p.long_value))
+}
 
 fn container_exec(prog: &str, words: &[Field], u: &mut Unwrapped) {
-    let (mut i, _) = skip_options(words, 1, "Hc", &["--host", "--context", "--config", "--log-level"], false);
+    let (short, long) = valued(prog);
+    let (mut i, _) = skip_options(words, 1, short, long, false);
     if words.get(i).is_some_and(|f| f.text == "container") {
         i += 1;
     }
-    let (short, long): (&str, &[&str]) = match words.get(i).map(|f| f.text.as_str()) {
-        Some("exec") => ("euw", &["--env", "--env-file", "--user", "--workdir", "--detach-keys"]),
-        Some("run") => (RUN_SHORT, RUN_LONG),
+    let (short, long) = match words.get(i).map(|f| f.text.as_str()) {
+        Some(sub @ ("exec" | "run")) => valued(&format!("{prog} {sub}")),
         Some("compose") => return compose_exec(prog, words, i + 1, u),
         _ => return,
     };
@@ -431,15 +376,12 @@ fn container_exec(prog: &str, words: &[Field], u: &mut Unwrapped) {
 }
 
 fn compose_exec(prog: &str, words: &[Field], at: usize, u: &mut Unwrapped) {
-    let (i, _) = skip_options(words, at, "fp", &["--file", "--project-name", "--profile", "--env-file"], false);
-    if words.get(i).is_some_and(|f| f.text == "exec" || f.text == "run") {
-        let (j, _) = skip_options(
-            words,
-            i + 1,
-            "euw",
-            &["--env", "--user", "--workdir", "--index", "--entrypoint", "--name"],
-            false,
-        );
+    // `docker compose` takes Compose's options.
+    let (short, long) = valued("docker-compose");
+    let (i, _) = skip_options(words, at, short, long, false);
+    if let Some(sub) = words.get(i).map(|f| f.text.as_str()).filter(|&s| s == "exec" || s == "run") {
+        let (short, long) = valued(&format!("docker-compose {sub}"));
+        let (j, _) = skip_options(words, i + 1, short, long, false);
         if words.len() > j + 1 {
             let origin = format!("{prog} {} {}", words[i].text, words[j].text);
             u.nested.push(Nested { origin, kind: NestedKind::Argv(words[j + 1..].to_vec()) });
@@ -461,8 +403,8 @@ fn kubectl_exec(prog: &str, words: &[Field], u: &mut Unwrapped) {
         Some(d) => d + 1,
         None => {
             let e = words.iter().position(|f| f.text == "exec").unwrap_or(0);
-            let (i, _) =
-                skip_options(words, e + 1, "cnf", &["--container", "--namespace", "--filename", "--context"], false);
+            let (short, long) = valued(&format!("{prog} exec"));
+            let (i, _) = skip_options(words, e + 1, short, long, false);
             i + 1
         }
     };

@@ -33,7 +33,7 @@ pub fn carried(words: &mut [Field], u: &mut Unwrapped) {
         && let Some(p) = catalog::find(&format!("{prog} {}", sub.text))
     {
         // A wrapper's (`tmux if-shell`) command was read when it was unwrapped.
-        if p.role != Role::Wrapper || catalog::named_by_rules(&prog) {
+        if p.role != Role::Wrapper || catalog::in_view(p, &prog) {
             let origin = format!("{prog} {}", sub.text);
             apply(p, &origin, &mut words[1..], u);
         }
@@ -45,7 +45,7 @@ pub fn carried(words: &mut [Field], u: &mut Unwrapped) {
                 u.notes.push(format!("`{prog} {}` read as `{prog} {full}`", words[1].text));
                 words[1].text = full.to_string();
             }
-            if p.role != Role::Wrapper || catalog::named_by_rules(&prog) {
+            if p.role != Role::Wrapper || catalog::in_view(p, &prog) {
                 apply(p, &prog, words, u);
             }
         }
@@ -59,7 +59,8 @@ pub fn carried(words: &mut [Field], u: &mut Unwrapped) {
 /// A wrapper read here (a subcommand's, or one the rules judge themselves) keeps its words,
 /// and the command it runs is read as a nested one.
 fn apply(p: &'static Program, origin: &str, words: &mut [Field], u: &mut Unwrapped) {
-    let (r, run) = if p.role == Role::Wrapper { catalog::read_wrapper(p, words) } else { (p.read(words, 1), None) };
+    let (r, run) =
+        if p.role == Role::Wrapper { super::wrapper::read_wrapper(p, words) } else { (p.read(words, 1), None) };
     for &(i, full) in &r.expanded {
         let inline = words[i].text.split_once('=').map(|(_, v)| v.to_string());
         let text = match inline {

@@ -173,6 +173,43 @@ pub struct RawProgram {
     /// when the pattern is a plain name, else as `{}`.
     #[serde(default)]
     pub each_found: bool,
+    /// A wrapper's `NAME=value` words after its options are assignments it makes, not its
+    /// command (`env A=1 CMD`, `sudo A=1 CMD`, `time A=1 CMD`).
+    #[serde(default)]
+    pub assignments: bool,
+    /// A wrapper's command follows its `skip` operands at once: no options are read after them
+    /// (`timeout 10 -x` runs `-x`; without this, `sg GROUP -c CMD` reads `-c` after `GROUP`).
+    #[serde(default)]
+    pub skip_then_command: bool,
+    /// Options with which a wrapper given no command starts a shell that reads its commands
+    /// from standard input (`sudo -s`, `sudo -i`, `doas -s`).
+    #[serde(default)]
+    pub shell_without_command: Vec<String>,
+    /// The words after a `script` option's value are part of its script (`env -S 'rm -rf' ~`
+    /// runs `rm -rf ~`).
+    #[serde(default)]
+    pub script_with_operands: bool,
+    /// Options with which an `operands_script` wrapper runs its operands as a command instead
+    /// of joining them into a script (`watch -x CMD ARGS`).
+    #[serde(default)]
+    pub operands_argv: Vec<String>,
+    /// The command a wrapper runs when given none (`xargs` runs `echo`).
+    #[serde(default)]
+    pub default_command: String,
+    /// Every option makes the wrapper run nothing: only a command in first place runs
+    /// (`busybox --list`, `toybox --help`).
+    #[serde(default)]
+    pub options_inform: bool,
+    /// The wrapper is removed even though a built-in rule names it (the rules that name `npx`
+    /// allow for it as a prefix only): rules see the command it runs in its place. Without
+    /// this, a wrapper the rules name (`sshpass`, `heroku run`) keeps its words.
+    #[serde(default)]
+    pub always_unwrap: bool,
+    /// A wrapper's command ends at a word starting with this mark (`parallel CMD ::: ARGS`):
+    /// the words after it are arguments, appended to the command unless it holds `{}`, and a
+    /// command given as one word holding a blank is a script.
+    #[serde(default)]
+    pub arguments_after: String,
     /// Commands this entry reads: each must reach a command or script through it (tested).
     #[serde(default)]
     pub examples: Vec<String>,

@@ -33,7 +33,9 @@ pub fn parse_user(text: &str, file: &str) -> Result<&'static Program, String> {
     if let Some([_, lang]) = raw.code.iter().chain(&raw.code_keys).find(|[_, l]| !super::lang::is_language(l)) {
         return Err(format!("language {lang:?} is not one cmdguard reads"));
     }
-    if let Some(bad) = options.chain(&raw.command_after).chain(&raw.stdin_script).find(|o| !o.starts_with('-')) {
+    let options = options.chain(&raw.command_after).chain(&raw.stdin_script);
+    let mut options = options.chain(&raw.shell_without_command).chain(&raw.operands_argv);
+    if let Some(bad) = options.find(|o| !o.starts_with('-')) {
         return Err(format!("option {bad:?} does not start with `-`"));
     }
     if let Some(bad) = raw.short_value.chars().find(|c| !c.is_ascii_alphanumeric()) {
@@ -95,6 +97,15 @@ pub fn parse_user(text: &str, file: &str) -> Result<&'static Program, String> {
         test_then: raw.test_then,
         keystrokes: raw.keystrokes,
         each_found: raw.each_found,
+        assignments: raw.assignments,
+        skip_then_command: raw.skip_then_command,
+        shell_without_command: all(raw.shell_without_command),
+        script_with_operands: raw.script_with_operands,
+        operands_argv: all(raw.operands_argv),
+        default_command: leak(raw.default_command),
+        options_inform: raw.options_inform,
+        always_unwrap: raw.always_unwrap,
+        arguments_after: leak(raw.arguments_after),
         examples: all(raw.examples),
     })))
 }

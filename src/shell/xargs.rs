@@ -5,37 +5,22 @@
 
 use super::analyze::Analyzer;
 use super::nested::{Nested, NestedKind};
-use super::unwrap::skip_options;
-use super::{Field, IssueKind, basename};
+use super::{Field, IssueKind, basename, catalog};
 
 /// Most commands built from known data that are read.
 const MAX_BUILT: usize = 16;
-
-/// xargs's options that take a value (`--replace[=R]` takes one only joined by `=`).
-pub(super) const XARGS_SHORT: &str = "adEILnPs";
-pub(super) const XARGS_LONG: &[&str] = &[
-    "--arg-file",
-    "--delimiter",
-    "--eof",
-    "--max-lines",
-    "--max-args",
-    "--max-procs",
-    "--max-chars",
-    "--process-slot-var",
-];
-/// GNU parallel's options that take a value.
-pub(super) const PARALLEL_SHORT: &str = "jSIaN";
-pub(super) const PARALLEL_LONG: &[&str] =
-    &["--jobs", "--sshlogin", "--arg-file", "--max-args", "--delay", "--timeout", "--joblog", "--results"];
 
 impl Analyzer {
     /// Reads the commands `xargs …` or `parallel …` builds from `input` (what it reads); true
     /// when every command it runs was read that way, so its bare template never runs as is.
     pub(super) fn built_commands(&mut self, fields: &[Field], input: Option<&Field>) -> bool {
         let prog = basename(&fields[0].text);
+        // Their options are the catalogue's (`programs/runners.toml`).
+        let Some(entry) = catalog::find(prog) else { return false };
         let (template, items, replace) = match prog {
             "xargs" => {
-                let (i, opts) = skip_options(fields, 1, XARGS_SHORT, XARGS_LONG, false);
+                let r = entry.read(fields, 1);
+                let (i, opts) = (r.end, r.given);
                 let value = |names: &[&str]| opts.iter().rev().find(|(n, _)| names.contains(&n.as_str()));
                 let replace = match value(&["-I", "-i", "--replace"]) {
                     Some((_, Some(r))) => Some(r.clone()),
@@ -56,7 +41,7 @@ impl Analyzer {
             }
             "parallel" => {
                 let end = fields.iter().position(|f| f.text.starts_with(":::")).unwrap_or(fields.len());
-                let (i, _) = skip_options(&fields[..end], 1, PARALLEL_SHORT, PARALLEL_LONG, false);
+                let i = entry.read(&fields[..end], 1).end;
                 let args: Option<Vec<String>> = if end < fields.len() {
                     let known = fields[end + 1..].iter().all(|f| !f.dynamic);
                     known.then(|| {

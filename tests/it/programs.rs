@@ -73,3 +73,42 @@ fn a_project_entry_is_loosening_and_needs_trust() {
     assert!(out.contains("[[program]] mytool"), "{out}");
     assert_eq!(verdict(&t, "mytool 'rm -rf ~'").0, 0);
 }
+
+/// A wrapper with the forms of `sudo`, `timeout` and `env -S`: `runas [-l] [-s] [--as USER]
+/// [-S STRING] PRIORITY [NAME=value…] CMD`.
+const RUNAS: &str = r#"
+[[program]]
+names = ["runas"]
+role = "wrapper"
+long_value = ["--as"]
+informs = ["-l"]
+skip = 1
+skip_then_command = true
+assignments = true
+shell_without_command = ["-s"]
+script = ["-S"]
+script_with_operands = true
+"#;
+
+#[test]
+fn user_wrappers_use_the_fields_of_the_built_in_ones() {
+    let t = TestEnv::new();
+    t.user_rules(RUNAS);
+    for round in ["miss", "hit"] {
+        for command in [
+            "runas --as=ops 5 A=1 rm -rf ~",
+            "runas -- 5 rm -rf ~",
+            "runas -S 'rm -rf' 5 ~",
+            "echo 'rm -rf ~' | runas -s",
+        ] {
+            let (c, out) = verdict(&t, command);
+            assert_eq!(c, 2, "{round}: {command}: {out}");
+        }
+        // `-l` runs nothing; the operand after the priority is the command, options or not.
+        assert_eq!(verdict(&t, "runas -l").0, 0, "{round}");
+        assert_eq!(verdict(&t, "runas 5 ls -la").0, 0, "{round}");
+    }
+    t.user_rules("[[program]]\nnames = [\"t\"]\nrole = \"wrapper\"\nshell_without_command = [\"s\"]\n");
+    let (c, out) = verdict(&t, "true");
+    assert!(c == 78 && out.contains("\"s\"") && out.contains("`-`"), "{out}");
+}

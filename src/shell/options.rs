@@ -1,0 +1,242 @@
+//! Reading a command's options with its catalogue entry, as the program parses them: values,
+//! bundles (`-qfc CMD`), `--opt=value`, long-option prefixes where its parser accepts them, the
+//! scripts and code option values carry, and options with which it runs nothing.
+
+use super::Field;
+use super::catalog::{Program, Role};
+use super::keyed::keyed_command;
+
+/// What reading a command's options with its entry found.
+#[derive(Debug, Default)]
+pub struct Reading {
+    /// Index of the first operand (past `--`), where options stopped.
+    pub end: usize,
+    /// Scripts option values carry, with the option that carried each.
+    pub scripts: Vec<(String, Field)>,
+    /// Index where the words after a `command_after` option begin.
+    pub command_at: Option<usize>,
+    /// An option with which it runs nothing was given.
+    pub informs: bool,
+    /// A script file option was given: `Some(true)` when it names standard input.
+    pub script_file: Option<bool>,
+    /// Long options written as prefixes, with their full names: (word index, full name).
+    pub expanded: Vec<(usize, &'static str)>,
+    /// Indices of the operands (words that are neither options nor their values).
+    pub operands: Vec<usize>,
+    /// The options given, with their values.
+    pub given: Vec<(String, Option<String>)>,
+    /// Code in another language option values carry: (option, language, code).
+    pub code: Vec<(String, &'static str, Field)>,
+    /// A keyed option's value was the key alone (`screen -X stuff CMD`): the next word is the
+    /// command.
+    key_alone: Option<String>,
+}
+
+impl Program {
+    fn long_names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.long_value
+            .iter()
+            .chain(self.long_value2)
+            .chain(self.long)
+            .chain(self.script)
+            .chain(self.command_after)
+            .chain(self.stdin_script)
+            .chain(self.informs)
+            .chain(self.keyed.iter().map(|(o, _)| o))
+            .chain(self.optional_value)
+            .chain(self.removes.iter().map(|r| &r.option))
+            .chain(self.code.iter().map(|(o, _)| o))
+            .copied()
+    }
+
+    /// The full name of a long option as written (`--recurs` → `--recursive` where the program
+    /// accepts prefixes and one name has it), or the name as written.
+    fn resolve<'a>(&self, name: &'a str) -> (&'a str, Option<&'static str>) {
+        if let Some(full) = self.long_names().find(|n| *n == name) {
+            return (full, None);
+        }
+        if self.abbreviate && name.starts_with("--") && name.len() > 3 {
+            // One name may be on two lists (`--use-compress-program` takes a value and is a
+            // script): ambiguous means two different names.
+            let mut matching = self.long_names().filter(|n| n.starts_with(name));
+            if let Some(one) = matching.next()
+                && matching.all(|n| n == one)
+            {
+                return (one, Some(one));
+            }
+        }
+        (name, None)
+    }
+
+    fn takes_value(&self, name: &str) -> usize {
+        let one = |l: &[&str]| l.contains(&name);
+        if one(self.optional_value) {
+            0
+        } else if one(self.long_value2) {
+            2
+        } else if one(self.long_value)
+            || one(self.script)
+            || one(self.stdin_script)
+            || self.code.iter().any(|(o, _)| *o == name)
+            || self.keyed.iter().any(|(o, _)| *o == name)
+            || (name.len() == 2 && name.starts_with('-') && self.short_value.contains(&name[1..]))
+        {
+            1
+        } else {
+            0
+        }
+    }
+
+    /// Reads options from `start`. A carrier's options may follow its operands (GNU getopt
+    /// permutes them), so it reads to the end; a wrapper's stop at its first operand.
+    pub fn read(&self, words: &[Field], start: usize) -> Reading {
+        let mut r = Reading { end: words.len(), ..Reading::default() };
+        let permute = self.role != Role::Wrapper;
+        let mut i = start;
+        let mut first_operand = None;
+        while i < words.len() {
+            let w = words[i].text.as_str();
+            if self.options_inform && w.starts_with('-') && w.len() > 1 {
+                // `busybox --list`: any option, `--` too, and no command runs.
+                r.informs = true;
+                break;
+            }
+            if w == "--" {
+                first_operand.get_or_insert(i + 1);
+                r.operands.extend(i + 1..words.len());
+                break;
+            }
+            if !w.starts_with('-') || w.len() < 2 {
+                first_operand.get_or_insert(i);
+                r.operands.push(i);
+                if !permute {
+                    break;
+                }
+                i += 1;
+                continue;
+            }
+            let (written, inline) = match w.split_once('=') {
+                Some((n, v)) => (n, Some(v)),
+                None => (w, None),
+            };
+            let (name, expanded) = self.resolve(written);
+            let listed = self.long_names().any(|n| n == name);
+            if listed || w.starts_with("--") {
+                if let Some(full) = expanded {
+                    r.expanded.push((i, full));
+                }
+                if self.command_after.contains(&name) {
+                    r.command_at = Some(i + 1);
+                    first_operand.get_or_insert(i + 1);
+                    break;
+                }
+                let n =
+                    if inline.is_some() { self.takes_value(name).saturating_sub(1) } else { self.takes_value(name) };
+                let value = inline
+                    .map(str::to_string)
+                    .or_else(|| (n > 0).then(|| words.get(i + 1)).flatten().map(|f| f.text.clone()));
+                let dynamic = inline.is_none() && n > 0 && words.get(i + 1).is_some_and(|f| f.dynamic);
+                self.option(name, value, dynamic || words[i].dynamic, &mut r);
+                i += 1 + n;
+                i += self.command_after_key(words, i, &mut r);
+                continue;
+            }
+            // A bundle of short options (`-qfc CMD`): one that takes a value ends it.
+            let cluster = &w[1..];
+            let mut step = 1;
+            for (j, ch) in cluster.char_indices() {
+                let opt = format!("-{ch}");
+                let rest = &cluster[j + ch.len_utf8()..];
+                if self.optional_value.contains(&opt.as_str()) && !rest.is_empty() {
+                    self.option(&opt, Some(rest.to_string()), words[i].dynamic, &mut r);
+                    break;
+                }
+                if self.takes_value(&opt) > 0 {
+                    let (value, dynamic) = if rest.is_empty() {
+                        step = 2;
+                        (words.get(i + 1).map(|f| f.text.clone()), words.get(i + 1).is_some_and(|f| f.dynamic))
+                    } else {
+                        (Some(rest.to_string()), words[i].dynamic)
+                    };
+                    self.option(&opt, value, dynamic, &mut r);
+                    break;
+                }
+                self.option(&opt, None, false, &mut r);
+            }
+            i += step;
+            i += self.command_after_key(words, i, &mut r);
+        }
+        r.end = first_operand.unwrap_or(i.min(words.len()));
+        r
+    }
+
+    /// After a keyed option whose value was the key alone: the command is the word at `i`.
+    fn command_after_key(&self, words: &[Field], i: usize, r: &mut Reading) -> usize {
+        let Some(origin) = r.key_alone.take() else { return 0 };
+        let Some(f) = words.get(i) else { return 0 };
+        r.scripts.push((origin, f.clone()));
+        1
+    }
+
+    fn option(&self, name: &str, value: Option<String>, dynamic: bool, r: &mut Reading) {
+        if self.informs.contains(&name) {
+            r.informs = true;
+        }
+        r.given.push((name.to_string(), value.clone()));
+        let Some(value) = value else { return };
+        for (_, lang) in self.code.iter().filter(|(o, _)| *o == name) {
+            r.code.push((name.to_string(), lang, Field { text: value.clone(), dynamic }));
+        }
+        if self.script.contains(&name) {
+            r.scripts.push((name.to_string(), Field { text: value.clone(), dynamic }));
+        }
+        if self.stdin_script.contains(&name) {
+            let stdin = matches!(value.as_str(), "-" | "/dev/stdin");
+            r.script_file = Some(r.script_file.unwrap_or(false) || stdin);
+        }
+        for (_, keys) in self.keyed.iter().filter(|(o, _)| *o == name) {
+            if let Some(key) = keys.iter().find(|k| k.eq_ignore_ascii_case(value.trim())) {
+                r.key_alone = Some(format!("{name} {key}"));
+            } else if let Some((key, command)) = keyed_command(&value, keys) {
+                r.scripts.push((format!("{name} {key}"), Field { text: command.to_string(), dynamic }));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shell::catalog::find;
+
+    fn fields(s: &str) -> Vec<Field> {
+        s.split(' ').map(Field::lit).collect()
+    }
+
+    #[test]
+    fn options_read_as_the_program_reads_them() {
+        let script = find("script").unwrap();
+        // A bundle whose last option takes the next word; a long prefix; `--opt=value`.
+        for (text, want) in [
+            ("script -qfc CMD out", "CMD"),
+            ("script --comm=CMD out", "CMD"),
+            ("script --command CMD", "CMD"),
+            ("script out -c CMD", "CMD"),
+        ] {
+            let r = script.read(&fields(text), 1);
+            assert_eq!(r.scripts.iter().map(|(_, f)| f.text.as_str()).collect::<Vec<_>>(), [want], "{text}");
+        }
+        let rm = find("rm").unwrap();
+        let r = rm.read(&fields("rm --recurs --forc --ver x"), 1);
+        assert_eq!(r.expanded, [(1, "--recursive"), (2, "--force")], "`--ver` is ambiguous");
+        let ssh = find("ssh").unwrap();
+        let r = ssh.read(&fields("ssh -oProxyCommand=CMD host"), 1);
+        assert_eq!(r.scripts[0].1.text, "CMD");
+        let r = ssh.read(&[Field::lit("ssh"), Field::lit("-o"), Field::lit("proxycommand nc %h %p")], 1);
+        assert_eq!(r.scripts[0].1.text, "nc %h %p", "keys compare without case");
+        let tar = find("tar").unwrap();
+        let r = tar.read(&fields("tar -cf x.tar --checkpoint-action=exec=CMD ."), 1);
+        assert_eq!(r.scripts[0].1.text, "CMD");
+        assert!(tar.read(&fields("tar -cf x.tar --checkpoint-action=echo ."), 1).scripts.is_empty());
+    }
+}
