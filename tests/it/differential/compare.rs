@@ -89,6 +89,11 @@ fn covers(seg: &Segment, argv: &[String], home: &str) -> bool {
     {
         return true;
     }
+    // `sudo -i`, `sudo -s`, `doas -s` with no command start a login shell reading standard
+    // input, which the analysis reads as `sh` run by that wrapper.
+    if seg.wrappers.iter().any(|w| basename(w) == prog) && seg.words == ["sh"] {
+        return true;
+    }
     seg.wrappers.iter().any(|w| basename(w) == prog)
         && (0..argv.len()).any(|i| {
             let tail = &argv[i..];
