@@ -83,6 +83,12 @@ impl Analyzer {
     /// `export X=rm`, `local X=…`, `readonly`, `unset X`: keep the variable table current.
     pub(super) fn track_declarations(&mut self, fields: &[Field]) {
         let program = super::basename(&fields[0].text);
+        // dash has no `declare` or `typeset`: there they are commands not found, which assign
+        // nothing (`d=~; typeset d=/tmp/x; rm -rf "$d"` deletes ~).
+        let known_here = self.dialect != super::dialect::Dialect::Dash || !matches!(program, "declare" | "typeset");
+        if is_declaration(program) && !known_here {
+            return;
+        }
         if is_declaration(program) {
             // Outside a function `local` is an error and assigns nothing.
             if program == "local" && self.in_function == 0 {
@@ -101,7 +107,12 @@ impl Analyzer {
                     }
                 }
             }
-            if program == "readonly" {
+            // `declare -r` and `typeset -r` (alone or among other flags) make names readonly too.
+            let flagged_r = matches!(program, "declare" | "typeset")
+                && fields[1..]
+                    .iter()
+                    .any(|f| f.text.starts_with('-') && !f.text.starts_with("--") && f.text.contains('r'));
+            if program == "readonly" || flagged_r {
                 for f in fields[1..].iter().filter(|f| !f.text.starts_with('-')) {
                     self.readonly.insert(f.text.split_once('=').map_or(&f.text[..], |(n, _)| n).to_string());
                 }
