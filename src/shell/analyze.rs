@@ -168,6 +168,23 @@ impl Analyzer {
 
     /// After a part of the command that may or may not have run (`a && X=1`, a loop or `if`
     /// body, a function): a variable it changed keeps a known value only if both ways agree.
+    /// What a file written earlier in this command holds, if `run` runs it: by its path, or,
+    /// for a bare name the shell looks up in PATH, any file of that name written earlier (PATH
+    /// may name its directory: `echo … > ~/bin/git; chmod +x ~/bin/git; git status`).
+    fn written_run(&self, run: &str) -> Option<String> {
+        let path = run.trim_start_matches("./");
+        if let Some(text) = self.written.get(path) {
+            return Some(text.clone());
+        }
+        if run.contains('/') {
+            return None;
+        }
+        let mut named: Vec<(&String, &String)> =
+            self.written.iter().filter(|(file, _)| super::basename(file) == run).collect();
+        named.sort();
+        named.first().map(|(_, text)| (*text).clone())
+    }
+
     /// The branches of an `if` (conditions and bodies: `c1 t1 c2 t2 … [else]`) or the arms of a
     /// `case`: at most one body runs, so what one assigns is not seen by the others (`if false;
     /// then d=/tmp/x; else rm -rf "$d"; fi` deletes the old `$d`). A condition's assignments
@@ -559,11 +576,12 @@ impl Analyzer {
         } else {
             Some(&u.words[0])
         };
+        // A program found in PATH is the file whatever else its name would carry.
+        let by_name = run_file.is_some_and(|f| std::ptr::eq(f, &u.words[0]) && !f.text.contains('/'));
         if !self.written.is_empty()
-            && u.nested.is_empty()
-            && u.stdin.is_none()
+            && ((u.nested.is_empty() && u.stdin.is_none()) || by_name)
             && let Some(f) = run_file.filter(|f| !f.dynamic)
-            && let Some(text) = self.written.get(f.text.trim_start_matches("./")).cloned()
+            && let Some(text) = self.written_run(&f.text)
         {
             let origin = format!("{}, written earlier in this command", f.text);
             self.nested(Nested { origin, kind: NestedKind::Script(Field::lit(text)) });
