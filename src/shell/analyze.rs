@@ -461,9 +461,14 @@ impl Analyzer {
             && !fields[0].dynamic
             && self.built_commands(&fields, piped.as_ref());
         let run = fields.first().filter(|f| !f.dynamic).map(|f| f.text.trim_start_matches("./"));
-        if let Some(path) = run.and_then(|f| self.hashed.get(f)) {
+        if let Some(path) = run.and_then(|f| self.copied_as(f)) {
             // `hash -p /bin/rm ls` earlier: `ls` runs /bin/rm.
-            fields[0].text = path.clone();
+            if path == super::later::UNKNOWN_COPY {
+                // Copied from a program known only when it ran (`cp "$(command -v rm)" x`).
+                fields[0].dynamic = true;
+            } else {
+                fields[0].text = path;
+            }
         }
         let u = super::unwrap::unwrap(fields);
         if let Some(limit) = &u.limit {
@@ -560,7 +565,10 @@ impl Analyzer {
         if let Some((file, text)) = self.written_file(index) {
             self.written.insert(file.trim_start_matches("./").to_string(), text);
         }
-        self.copied_program(&u.words);
+        let out = self.out.segments[index].redirects.iter().rev().find_map(|r| {
+            r.strip_prefix("> ").or_else(|| r.strip_prefix(">| ")).or_else(|| r.strip_prefix("1> ")).map(String::from)
+        });
+        self.copied_program(&u.words, out.as_deref());
         if super::basename(&u.words[0].text) == "tee"
             && let Some(text) = input.as_ref().filter(|t| !t.dynamic)
         {

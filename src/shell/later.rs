@@ -71,20 +71,60 @@ fn is_condition(word: &str) -> bool {
         || (w.len() >= 2 && w.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '+' || c == '-'))
 }
 
+/// What `hashed` holds for a copy of a program known only when it ran.
+pub(super) const UNKNOWN_COPY: &str = "\u{0}unknown";
+
 impl Analyzer {
-    /// `ln -s /bin/rm x`, `cp /bin/rm ./del`: running `./x` later runs rm (as `hash -p` does).
-    pub(super) fn copied_program(&mut self, words: &[Field]) {
-        if !matches!(basename(&words[0].text), "ln" | "cp" | "install" | "mv") || words.iter().any(|f| f.dynamic) {
-            return;
+    /// `ln -s /bin/rm x`, `cp /bin/rm ./del`, `install`, `mv`, `rsync`, `dd if=… of=…` and
+    /// `cat PROGRAM > x`: running `./x` later runs that program (as `hash -p` does). A copy of
+    /// something known only when it runs (`cp "$(command -v rm)" x`) makes `x` unknown too.
+    pub(super) fn copied_program(&mut self, words: &[Field], stdout_file: Option<&str>) {
+        let program = basename(&words[0].text);
+        let pair: Option<(&Field, String)> = match program {
+            "ln" | "cp" | "install" | "mv" | "rsync" => {
+                let operands: Vec<&Field> = words[1..].iter().filter(|f| !f.text.starts_with('-')).collect();
+                match operands.as_slice() {
+                    [.., source, target] if !target.dynamic => Some((*source, target.text.clone())),
+                    _ => None,
+                }
+            }
+            "dd" => {
+                let value = |key: &str| words[1..].iter().find(|f| f.text.starts_with(key));
+                match (value("if="), value("of=")) {
+                    (Some(i), Some(o)) if !o.dynamic => Some((i, o.text["of=".len()..].to_string())),
+                    _ => None,
+                }
+            }
+            "cat" => match (&words[1..], stdout_file) {
+                ([source], Some(out)) => Some((source, out.to_string())),
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some((source, target)) = pair else { return };
+        let text = source.text.strip_prefix("if=").unwrap_or(&source.text);
+        let resolved = if source.dynamic {
+            UNKNOWN_COPY.to_string()
+        } else {
+            self.hashed.get(text.trim_start_matches("./")).cloned().unwrap_or_else(|| text.to_string())
+        };
+        self.hashed.insert(target.trim_start_matches("./").to_string(), resolved);
+    }
+
+    /// The program a name runs after `hash -p` or a copy made earlier: by its path, or, for a
+    /// bare name the shell looks up in PATH, a copy of that name in any directory (PATH may
+    /// name it: `cp /bin/rm ~/bin/ls; ls -rf ~`).
+    pub(super) fn copied_as(&self, run: &str) -> Option<String> {
+        if let Some(p) = self.hashed.get(run) {
+            return Some(p.clone());
         }
-        let operands: Vec<&Field> = words[1..].iter().filter(|f| !f.text.starts_with('-')).collect();
-        if let [.., source, target] = operands.as_slice() {
-            let source = match self.hashed.get(source.text.trim_start_matches("./")) {
-                Some(path) => path.clone(),
-                None => source.text.clone(),
-            };
-            self.hashed.insert(target.text.trim_start_matches("./").to_string(), source);
+        if run.contains('/') {
+            return None;
         }
+        let mut named: Vec<(&String, &String)> =
+            self.hashed.iter().filter(|(k, _)| k.contains('/') && basename(k) == run).collect();
+        named.sort();
+        named.first().map(|(_, p)| (*p).clone())
     }
 
     /// Finds code that the builtin in `words` stores to run later, or evaluates now.
