@@ -213,6 +213,10 @@ fn scan(lang: Lang, chars: &[char], literals: bool) -> Vec<(usize, NestedKind)> 
             }
             continue;
         }
+        if lang == Lang::Node && name == "$" && chars.get(i) == Some(&'{') {
+            // `${x}` in a template literal interpolates; zx's `$` is called as `` $`cmd` ``.
+            continue;
+        }
         let shell = lang.runs_shell(&name);
         if !shell && !lang.evals_code(&name) {
             if SQL_CALLS.contains(&name.as_str()) && chars.get(i) == Some(&'(') {
@@ -381,6 +385,11 @@ mod tests {
         assert_eq!(scripts(Lang::Php, r#"shell_exec("rm -rf ~");"#), ["rm -rf ~"]);
         assert!(scripts(Lang::Python, "import os; os.system(cmd)")[0].starts_with("dynamic"));
         assert!(scripts(Lang::Python, "print('system is fine')").is_empty());
+        assert!(scripts(Lang::Node, "console.log(`home ${process.env.HOME}`)").is_empty());
+        assert_eq!(
+            scripts(Lang::Node, "$`rm -rf ~`; f(`${require('child_process').execSync('ls')}`)"),
+            ["rm -rf ~", "ls"]
+        );
     }
 
     #[test]
