@@ -461,9 +461,25 @@ impl Analyzer {
             && !fields[0].dynamic
             && self.built_commands(&fields, piped.as_ref());
         let run = fields.first().filter(|f| !f.dynamic).map(|f| f.text.trim_start_matches("./"));
+        let by_name = run.is_some_and(|f| !f.contains('/') && !self.hashed.contains_key(f));
         if let Some(path) = run.and_then(|f| self.copied_as(f)) {
             // `hash -p /bin/rm ls` earlier: `ls` runs /bin/rm.
-            if path == super::later::UNKNOWN_COPY {
+            if by_name {
+                // Found in PATH, the name may be the copy or the program it always named: which
+                // one depends on PATH when it runs (`cp /bin/rm ~/bin/ls; ls -rf ~`).
+                let shown = if path == super::later::UNKNOWN_COPY {
+                    "a program known only when it ran".to_string()
+                } else {
+                    format!("`{path}`")
+                };
+                self.issue(
+                    IssueKind::Dynamic,
+                    format!(
+                        "`{}` may run a copy of {shown} made earlier in this command, if PATH finds that copy first",
+                        fields[0].text
+                    ),
+                );
+            } else if path == super::later::UNKNOWN_COPY {
                 // Copied from a program known only when it ran (`cp "$(command -v rm)" x`).
                 fields[0].dynamic = true;
             } else {

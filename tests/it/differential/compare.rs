@@ -89,9 +89,9 @@ fn covers(seg: &Segment, argv: &[String], home: &str) -> bool {
     {
         return true;
     }
-    // `sudo -i`, `sudo -s`, `doas -s` with no command start a login shell reading standard
-    // input, which the analysis reads as `sh` run by that wrapper.
-    if seg.wrappers.iter().any(|w| basename(w) == prog) && seg.words == ["sh"] {
+    // A wrapper given no command runs its default one, which the analysis reads in its place:
+    // `sudo -i`, `sudo -s`, `doas -s` a login shell reading standard input (`sh`), `xargs` echo.
+    if seg.wrappers.iter().any(|w| basename(w) == prog) && (seg.words == ["sh"] || seg.words == ["echo"]) {
         return true;
     }
     seg.wrappers.iter().any(|w| basename(w) == prog)
