@@ -38,16 +38,25 @@ impl Analyzer {
     }
 
     /// `set -- …` and `shift` change the positional parameters. Inside a function called here,
-    /// `shift [N]` and `set [--] WORDS` are followed; any other change leaves them unknown (every
-    /// `$1`, `$@` is then dynamic), never the values from before the change.
+    /// and at the top once `set` gave them, `shift [N]` and `set [--] WORDS` are followed; any
+    /// other change leaves them unknown (every `$1`, `$@` is then dynamic), never the values
+    /// from before the change.
     pub(super) fn positional_changed(&mut self, fields: &[Field]) {
         let program = fields.first().map(|f| f.text.as_str());
         let args = fields.get(1..).unwrap_or(&[]);
-        let sets = program == Some("set") && args.iter().any(|f| f.text == "--" || !f.text.starts_with(['-', '+']));
+        let sets = program == Some("set") && set_operands(args).is_some();
         if !sets && program != Some("shift") {
             return;
         }
-        let Some(words) = self.positional.as_mut() else { return };
+        let Some(words) = self.positional.as_mut() else {
+            // At the top of `sh -c TEXT` the parameters are not known, but `set -- WORDS`
+            // makes them these words (`set -- -rf ~; rm "$@"`); `shift` leaves them unknown.
+            if program == Some("set") && self.in_function == 0 && args.iter().all(|f| !f.dynamic) {
+                let at = set_operands(args).unwrap_or(args.len());
+                self.positional = Some(args[at..].to_vec());
+            }
+            return;
+        };
         let known = args.iter().all(|f| !f.dynamic) && !is_unknown(words);
         if program == Some("shift") {
             match args {
@@ -64,10 +73,7 @@ impl Analyzer {
             }
             return;
         }
-        let at = args
-            .iter()
-            .position(|f| f.text == "--")
-            .map_or_else(|| args.iter().position(|f| !f.text.starts_with(['-', '+'])).unwrap_or(args.len()), |i| i + 1);
+        let at = set_operands(args).unwrap_or(args.len());
         *words = if args.iter().all(|f| !f.dynamic) { args[at..].to_vec() } else { unknown() };
     }
 
@@ -75,6 +81,28 @@ impl Analyzer {
     pub(super) fn positional_words(&self) -> Option<&[Field]> {
         self.positional.as_deref()
     }
+}
+
+/// Where `set`'s new positional parameters start: after `--`, or at the first word that is
+/// neither an option nor the option name `-o` / `+o` takes (`set -o pipefail` sets none).
+/// `None` when it sets none.
+fn set_operands(args: &[Field]) -> Option<usize> {
+    let mut i = 0;
+    while i < args.len() {
+        let w = args[i].text.as_str();
+        if w == "--" {
+            return Some(i + 1);
+        }
+        if !w.starts_with(['-', '+']) {
+            return Some(i);
+        }
+        // `-o NAME`, `-euo pipefail`: the option's name is the next word.
+        if w.len() > 1 && w.ends_with('o') {
+            i += 1;
+        }
+        i += 1;
+    }
+    None
 }
 
 /// Positional parameters that are not known: one dynamic word standing for all of them.
