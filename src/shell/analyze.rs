@@ -46,7 +46,7 @@ pub struct Analyzer {
     /// Names declared references (`declare -n`): their values are never known here.
     pub(super) namerefs: std::collections::HashSet<String>,
     /// Programs given a path with `hash -p PATH NAME`.
-    pub(super) hashed: HashMap<String, String>,
+    pub(super) hashed: HashMap<String, Option<String>>,
     /// Files this command writes with known text (`echo 'cmd' > x.sh`), by path.
     pub(super) written: HashMap<String, String>,
     /// Names whose value is never known here (see `vars.rs`).
@@ -461,17 +461,12 @@ impl Analyzer {
             && !fields[0].dynamic
             && self.built_commands(&fields, piped.as_ref());
         let run = fields.first().filter(|f| !f.dynamic).map(|f| f.text.trim_start_matches("./"));
-        let by_name = run.is_some_and(|f| !f.contains('/') && !self.hashed.contains_key(f));
-        if let Some(path) = run.and_then(|f| self.copied_as(f)) {
-            // `hash -p /bin/rm ls` earlier: `ls` runs /bin/rm.
-            if by_name {
-                // Found in PATH, the name may be the copy or the program it always named: which
-                // one depends on PATH when it runs (`cp /bin/rm ~/bin/ls; ls -rf ~`).
-                let shown = if path == super::later::UNKNOWN_COPY {
-                    "a program known only when it ran".to_string()
-                } else {
-                    format!("`{path}`")
-                };
+        match run.and_then(|f| self.copied_as(f)) {
+            // Found in PATH, the name may be the copy or the program it always named: which one
+            // depends on PATH when it runs (`cp /bin/rm ~/bin/ls; ls -rf ~`).
+            Some(super::later::Copied { program, through_path: true }) => {
+                let shown =
+                    program.map_or_else(|| "a program known only when it ran".to_string(), |p| format!("`{p}`"));
                 self.issue(
                     IssueKind::Dynamic,
                     format!(
@@ -479,12 +474,12 @@ impl Analyzer {
                         fields[0].text
                     ),
                 );
-            } else if path == super::later::UNKNOWN_COPY {
-                // Copied from a program known only when it ran (`cp "$(command -v rm)" x`).
-                fields[0].dynamic = true;
-            } else {
-                fields[0].text = path;
             }
+            // `hash -p /bin/rm ls` or `cp /bin/rm x` earlier: `ls`, `./x` run /bin/rm.
+            Some(super::later::Copied { program: Some(path), .. }) => fields[0].text = path,
+            // Copied from a program known only when it ran (`cp "$(command -v rm)" x`).
+            Some(super::later::Copied { program: None, .. }) => fields[0].dynamic = true,
+            None => {}
         }
         let u = super::unwrap::unwrap(fields);
         if let Some(limit) = &u.limit {

@@ -71,8 +71,14 @@ fn is_condition(word: &str) -> bool {
         || (w.len() >= 2 && w.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '+' || c == '-'))
 }
 
-/// What `hashed` holds for a copy of a program known only when it ran.
-pub(super) const UNKNOWN_COPY: &str = "\u{0}unknown";
+/// The program a name runs because of a copy or `hash -p` earlier on the line.
+pub(super) struct Copied {
+    /// `None`: copied from a program known only when it ran.
+    pub program: Option<String>,
+    /// The name is bare and the copy was made into some directory: it runs only if PATH finds
+    /// that directory first.
+    pub through_path: bool,
+}
 
 impl Analyzer {
     /// `ln -s /bin/rm x`, `cp /bin/rm ./del`, `install`, `mv`, `rsync`, `dd if=… of=…` and
@@ -104,9 +110,9 @@ impl Analyzer {
         let Some((source, target)) = pair else { return };
         let text = source.text.strip_prefix("if=").unwrap_or(&source.text);
         let resolved = if source.dynamic {
-            UNKNOWN_COPY.to_string()
+            None
         } else {
-            self.hashed.get(text.trim_start_matches("./")).cloned().unwrap_or_else(|| text.to_string())
+            self.hashed.get(text.trim_start_matches("./")).cloned().unwrap_or_else(|| Some(text.to_string()))
         };
         self.hashed.insert(target.trim_start_matches("./").to_string(), resolved);
     }
@@ -114,17 +120,17 @@ impl Analyzer {
     /// The program a name runs after `hash -p` or a copy made earlier: by its path, or, for a
     /// bare name the shell looks up in PATH, a copy of that name in any directory (PATH may
     /// name it: `cp /bin/rm ~/bin/ls; ls -rf ~`).
-    pub(super) fn copied_as(&self, run: &str) -> Option<String> {
+    pub(super) fn copied_as(&self, run: &str) -> Option<Copied> {
         if let Some(p) = self.hashed.get(run) {
-            return Some(p.clone());
+            return Some(Copied { program: p.clone(), through_path: false });
         }
         if run.contains('/') {
             return None;
         }
-        let mut named: Vec<(&String, &String)> =
+        let mut named: Vec<(&String, &Option<String>)> =
             self.hashed.iter().filter(|(k, _)| k.contains('/') && basename(k) == run).collect();
         named.sort();
-        named.first().map(|(_, p)| (*p).clone())
+        named.first().map(|(_, p)| Copied { program: (*p).clone(), through_path: true })
     }
 
     /// Finds code that the builtin in `words` stores to run later, or evaluates now.
@@ -140,7 +146,7 @@ impl Analyzer {
                 let (i, opts) = skip_options(words, 1, "p", &[], false);
                 if let Some((_, Some(path))) = opts.iter().find(|(n, _)| n == "-p") {
                     for name in &words[i..] {
-                        self.hashed.insert(name.text.clone(), path.clone());
+                        self.hashed.insert(name.text.clone(), Some(path.clone()));
                     }
                 }
             }

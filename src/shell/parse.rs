@@ -88,10 +88,10 @@ impl Parser {
         while self.src.get(after).is_some_and(|c| *c == ' ' || *c == '\t') {
             after += 1;
         }
-        let compound_next = matches!(self.src.get(after), Some('{' | '('))
-            || ["if", "while", "until", "for", "case", "select", "[["]
-                .iter()
-                .any(|w| self.src[after..].iter().take(w.len()).copied().eq(w.chars()));
+        // A reserved word as the parser reads it anywhere (`if`, not `ifconfig`).
+        let here = std::mem::replace(&mut self.pos, after);
+        let compound_next = self.peek() == Some('(') || self.reserved(RESERVED_STARTS).is_some();
+        self.pos = here;
         if name_end > self.pos && after > name_end && compound_next {
             self.pos = after;
         }
