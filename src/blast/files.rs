@@ -43,6 +43,15 @@ pub fn resolve(word: &str, cwd: &Path, home: Option<&Path>) -> Option<Vec<PathBu
     Some(glob(text))
 }
 
+/// Every operand resolved (`resolve`); the first one that cannot be, as the error.
+pub fn resolve_all<'a>(words: &'a [String], cwd: &Path, home: Option<&Path>) -> Result<Vec<PathBuf>, &'a str> {
+    let mut out = Vec::new();
+    for w in words {
+        out.extend(resolve(w, cwd, home).ok_or(w.as_str())?);
+    }
+    Ok(out)
+}
+
 /// The paths matching a pattern, component by component, sorted like the shell sorts; a
 /// pattern that matches nothing stays itself (and is then missing).
 fn glob(pattern: &str) -> Vec<PathBuf> {

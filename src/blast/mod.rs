@@ -163,19 +163,16 @@ fn one(
     let root = git.toplevel().unwrap_or(cwd);
     match stake {
         Stake::Files { how, paths, recursive } => {
-            let mut targets = Vec::new();
-            for p in paths {
-                match files::resolve(p, cwd, home) {
-                    Some(t) => targets.extend(t),
-                    None => {
-                        return Some(format!(
-                            "{}: not measured (`{}` is not known here)",
-                            how.verb(),
-                            crate::term::escape(p)
-                        ));
-                    }
+            let targets = match files::resolve_all(paths, cwd, home) {
+                Ok(t) => t,
+                Err(p) => {
+                    return Some(format!(
+                        "{}: not measured (`{}` is not known here)",
+                        how.verb(),
+                        crate::term::escape(p)
+                    ));
                 }
-            }
+            };
             let t = files::tally(&targets, *recursive, root, budget);
             let in_git =
                 if t.found.is_empty() || t.cut { None } else { files::in_git(git, &t.found, budget).ok().flatten() };
@@ -190,8 +187,7 @@ fn one(
     }
 }
 
-/// Lists what `find` would delete by running it again without `-delete` (its expression holds
-/// only tests without side effects), then counts that.
+/// Counts what `find` would delete (`find_listed`).
 fn find_delete(
     git: &git::Git,
     roots: &[String],
@@ -201,15 +197,9 @@ fn find_delete(
     budget: &Budget,
     keep_limit: u64,
 ) -> Option<String> {
-    let mut args: Vec<&str> = roots.iter().map(String::as_str).collect();
-    args.push("-depth");
-    args.extend(expression.iter().map(String::as_str));
-    args.push("-print0");
-    let listed = match run_find(&args, cwd, budget) {
-        Ok(l) => l,
-        Err(Cut) => return Some("deletes: not measured (find did not finish in time)".into()),
+    let Ok(targets) = find_listed(roots, expression, cwd, budget) else {
+        return Some("deletes: not measured (find did not finish in time)".into());
     };
-    let targets: Vec<std::path::PathBuf> = listed.into_iter().map(|p| cwd.join(p)).collect();
     let t = files::tally(&targets, false, root, budget);
     let in_git = if t.cut { None } else { files::in_git(git, &t.found, budget).ok().flatten() };
     Some(files::describe("deletes", &t, in_git) + &unkept(&t, keep_limit))
@@ -224,7 +214,17 @@ fn unkept(t: &files::Tally, keep_limit: u64) -> String {
     format!(", not recoverable (over the {} recovery limit)", crate::state::human_size(keep_limit))
 }
 
-pub fn run_find(args: &[&str], cwd: &Path, budget: &Budget) -> Result<Vec<String>, Cut> {
+/// What `find ROOTS EXPRESSION -delete` would delete, deepest first: the same `find` run
+/// without `-delete` (its expression holds only tests without side effects), from `cwd`.
+pub fn find_listed(roots: &[String], expression: &[String], cwd: &Path, budget: &Budget) -> Result<Vec<PathBuf>, Cut> {
+    let mut args: Vec<&str> = roots.iter().map(String::as_str).collect();
+    args.push("-depth");
+    args.extend(expression.iter().map(String::as_str));
+    args.push("-print0");
+    Ok(run_find(&args, cwd, budget)?.into_iter().map(|p| cwd.join(p)).collect())
+}
+
+fn run_find(args: &[&str], cwd: &Path, budget: &Budget) -> Result<Vec<String>, Cut> {
     let mut cmd = std::process::Command::new("find");
     cmd.args(args).current_dir(cwd);
     let buf = run_until(cmd, budget)?;

@@ -183,23 +183,14 @@ fn keep(b: &mut store::Building, stake: &Stake, dir: &Path, id: &str, left: &mut
     match stake {
         Stake::Files { how, paths, recursive } => {
             let home = crate::blast::home();
-            let mut targets = Vec::new();
-            for p in paths {
-                let found = crate::blast::files::resolve(p, dir, home.as_deref())
-                    .ok_or_else(|| NotKept(format!("`{}` is not known before it runs", crate::term::escape(p))))?;
-                targets.extend(found);
-            }
+            let targets = crate::blast::files::resolve_all(paths, dir, home.as_deref())
+                .map_err(|p| NotKept(format!("`{}` is not known before it runs", crate::term::escape(p))))?;
             files::keep(b, *how, &targets, *recursive, false, left).map(|p| p.into_iter().collect())
         }
         Stake::FindDelete { roots, expression } => {
-            let mut args: Vec<&str> = roots.iter().map(String::as_str).collect();
-            args.push("-depth");
-            args.extend(expression.iter().map(String::as_str));
-            args.push("-print0");
             let budget = crate::blast::Budget::new(Duration::from_secs(60));
-            let listed = crate::blast::run_find(&args, dir, &budget)
+            let targets = crate::blast::find_listed(roots, expression, dir, &budget)
                 .map_err(|_| NotKept("find could not list what it would delete".into()))?;
-            let targets: Vec<_> = listed.into_iter().map(|p| dir.join(p)).collect();
             files::keep(b, crate::blast::target::FileOp::Remove, &targets, false, true, left)
                 .map(|p| p.into_iter().collect())
         }

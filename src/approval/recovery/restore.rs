@@ -99,35 +99,36 @@ fn esc(s: &str) -> String {
     crate::term::escape(s)
 }
 
-/// `mode sha\tpath` entries of a tree, or of the index with `ls-files -s`.
-fn tree_entries(top: &Path, tree: &str) -> Result<HashMap<String, (String, String)>, NotKept> {
-    let out = run(top, None, &["ls-tree", "-r", "-z", "--full-tree", tree], None)?;
+/// `path → (mode, blob)` of a git listing whose lines are `FIELDS\tPATH`, NUL-separated;
+/// `pick` reads the mode and blob from the fields (or skips the line).
+fn listing(out: &[u8], pick: impl Fn(&[&str]) -> Option<(String, String)>) -> HashMap<String, (String, String)> {
     let mut map = HashMap::new();
     for e in out.split(|b| *b == 0).filter(|e| !e.is_empty()) {
         let e = String::from_utf8_lossy(e);
         let Some((meta, path)) = e.split_once('\t') else { continue };
-        let f: Vec<&str> = meta.split(' ').collect();
-        if let [mode, kind, sha] = f[..]
-            && kind != "commit"
-        {
-            map.insert(path.to_string(), (mode.to_string(), sha.to_string()));
+        if let Some(entry) = pick(&meta.split(' ').collect::<Vec<_>>()) {
+            map.insert(path.to_string(), entry);
         }
     }
-    Ok(map)
+    map
 }
 
+/// The files of a tree (`ls-tree -r`: `mode type sha`; submodules left out).
+fn tree_entries(top: &Path, tree: &str) -> Result<HashMap<String, (String, String)>, NotKept> {
+    let out = run(top, None, &["ls-tree", "-r", "-z", "--full-tree", tree], None)?;
+    Ok(listing(&out, |f| match f {
+        [mode, kind, sha] if *kind != "commit" => Some((mode.to_string(), sha.to_string())),
+        _ => None,
+    }))
+}
+
+/// The entries of the index (`ls-files -s`: `mode sha stage`).
 fn index_entries(top: &Path) -> Result<HashMap<String, (String, String)>, NotKept> {
     let out = run(top, None, &["ls-files", "-s", "-z"], None)?;
-    let mut map = HashMap::new();
-    for e in out.split(|b| *b == 0).filter(|e| !e.is_empty()) {
-        let e = String::from_utf8_lossy(e);
-        let Some((meta, path)) = e.split_once('\t') else { continue };
-        let f: Vec<&str> = meta.split(' ').collect();
-        if let [mode, sha, _stage] = f[..] {
-            map.insert(path.to_string(), (mode.to_string(), sha.to_string()));
-        }
-    }
-    Ok(map)
+    Ok(listing(&out, |f| match f {
+        [mode, sha, _stage] => Some((mode.to_string(), sha.to_string())),
+        _ => None,
+    }))
 }
 
 /// The mode and blob id of what stands at `abs` now (`None`: nothing, or a directory).
