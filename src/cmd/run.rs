@@ -58,6 +58,7 @@ impl Invocation<'_> {
             project: &self.project,
             session: self.global.session_key.as_deref().map(state::key_hash),
             command: &self.command,
+            limit: None,
         })
     }
 

@@ -73,7 +73,7 @@ pub fn keep(
             continue;
         }
         let whole = meta.is_dir() && recursive;
-        total = total.saturating_add(if whole { tree_size(t, *left)? } else { meta.len() });
+        total = total.saturating_add(if whole { tree_size(t, *left, b.deadline)? } else { meta.len() });
         if total > *left {
             return Err(NotKept(format!(
                 "it deletes more than the {} recovery limit (setting recovery_limit)",
@@ -100,20 +100,35 @@ pub fn keep(
             dirs: Vec::new(),
             skipped: 0,
         };
-        copy(&t, &dest, whole, "", &mut kept).map_err(|e| NotKept(format!("cannot copy {}: {e}", t.display())))?;
+        match copy(&t, &dest, whole, "", &mut kept, b.deadline) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => return Err(too_long()),
+            Err(e) => return Err(NotKept(format!("cannot copy {}: {e}", t.display()))),
+        }
         entries.push(kept);
     }
     *left -= total;
     Ok(Some(Part::Files { entries }))
 }
 
+fn too_long() -> NotKept {
+    NotKept("keeping it would take longer than a hook may wait".into())
+}
+
+fn over(deadline: Option<std::time::Instant>) -> bool {
+    deadline.is_some_and(|d| std::time::Instant::now() >= d)
+}
+
 /// The bytes under a directory, stopping once past `cap`.
-fn tree_size(dir: &Path, cap: u64) -> Result<u64, NotKept> {
+fn tree_size(dir: &Path, cap: u64, deadline: Option<std::time::Instant>) -> Result<u64, NotKept> {
     let mut total = 0u64;
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
         let entries = std::fs::read_dir(&d).map_err(|e| NotKept(format!("cannot read {}: {e}", d.display())))?;
         for e in entries {
+            if over(deadline) {
+                return Err(too_long());
+            }
             let e = e?;
             let meta = e.metadata()?;
             if meta.is_dir() {
@@ -131,7 +146,17 @@ fn tree_size(dir: &Path, cap: u64) -> Result<u64, NotKept> {
 
 /// Copies `from` to `to`: a file with its mode and times, a link as a link, a directory (when
 /// `whole`) with everything in it.
-fn copy(from: &Path, to: &Path, whole: bool, rel: &str, kept: &mut Kept) -> std::io::Result<()> {
+fn copy(
+    from: &Path,
+    to: &Path,
+    whole: bool,
+    rel: &str,
+    kept: &mut Kept,
+    deadline: Option<std::time::Instant>,
+) -> std::io::Result<()> {
+    if over(deadline) {
+        return Err(std::io::ErrorKind::TimedOut.into());
+    }
     let meta = std::fs::symlink_metadata(from)?;
     let ft = meta.file_type();
     if ft.is_symlink() {
@@ -163,7 +188,7 @@ fn copy(from: &Path, to: &Path, whole: bool, rel: &str, kept: &mut Kept) -> std:
                 } else {
                     format!("{rel}/{}", name.to_string_lossy())
                 };
-                copy(&from.join(&name), &to.join(&name), true, &sub, kept)?;
+                copy(&from.join(&name), &to.join(&name), true, &sub, kept, deadline)?;
             }
         }
         set_times(to, &meta)?;

@@ -302,6 +302,9 @@ fn snapshot(
             )));
         }
     }
+    if b.over() {
+        return Err(NotKept("keeping it would take longer than a hook may wait".into()));
+    }
     let mut input = Vec::new();
     if !paths.is_empty() {
         let list: String = paths.iter().map(|p| format!("{}\n", p.display())).collect();

@@ -88,6 +88,9 @@ pub struct Approved<'a> {
     pub project: &'a Path,
     pub session: Option<String>,
     pub command: &'a str,
+    /// At most this long for keeping (hook mode: the host runs the call after cmdguard answers,
+    /// and the answer must come before the hook's limit); `None` for no limit.
+    pub limit: Option<Duration>,
 }
 
 /// Why no point could be kept for one part.
@@ -131,6 +134,7 @@ pub fn before_run(a: &Approved<'_>) -> Option<String> {
         })
     };
     let made = store::Building::start(&id).and_then(|mut b| {
+        b.deadline = a.limit.map(|l| started + l);
         let mut left = limit;
         for (dir, stake, shown) in &stakes {
             match keep(&mut b, stake, dir, &id, &mut left) {

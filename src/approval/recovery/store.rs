@@ -45,6 +45,8 @@ pub struct Building {
     pub dir: PathBuf,
     pub parts: Vec<super::Part>,
     next: usize,
+    /// When keeping must stop (hook mode, before the host's limit), if ever.
+    pub deadline: Option<std::time::Instant>,
 }
 
 impl Building {
@@ -56,7 +58,7 @@ impl Building {
             .mode(0o700)
             .create(&dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
-        Ok(Building { dir, parts: Vec::new(), next: 0 })
+        Ok(Building { dir, parts: Vec::new(), next: 0, deadline: None })
     }
 
     /// A fresh place under `data/` for one kept target, as its path relative to the point.
@@ -66,6 +68,11 @@ impl Building {
         let rel = format!("data/{}", self.next);
         self.next += 1;
         Ok((rel.clone(), self.dir.join(rel)))
+    }
+
+    /// Whether the deadline has come.
+    pub fn over(&self) -> bool {
+        self.deadline.is_some_and(|d| std::time::Instant::now() >= d)
     }
 
     /// A fresh number for a git ref of this point (`refs/cmdguard/ID/N`).

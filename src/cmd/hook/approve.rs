@@ -97,6 +97,8 @@ fn keep(a: &Asked<'_>) -> Option<String> {
         project: &crate::config::project_root(a.cwd),
         session: a.session_key.map(state::key_hash),
         command: a.command,
+        // The supervised analysis has `supervise::LIMIT` in all; keeping takes at most half.
+        limit: Some(super::supervise::LIMIT / 2),
     })
 }
 
