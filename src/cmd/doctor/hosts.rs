@@ -291,7 +291,10 @@ fn judge(host: &Host, entry: &Entry, home: &Path) -> Option<Result<(), String>> 
 fn covers(matcher: Option<&str>, tool: &str) -> bool {
     match matcher {
         None | Some("" | "*") => true,
-        Some(m) => regex::Regex::new(&format!("^(?:{m})$")).map_or(m == tool, |r| r.is_match(tool)),
+        Some(m) => regex::bytes::RegexBuilder::new(&format!("^(?:{m})$"))
+            .unicode(false)
+            .build()
+            .map_or(m == tool, |r| r.is_match(tool.as_bytes())),
     }
 }
 

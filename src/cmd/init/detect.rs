@@ -10,7 +10,7 @@
 use std::path::Path;
 use std::sync::LazyLock;
 
-use regex::Regex;
+use regex::bytes::Regex;
 use serde_json::Value;
 
 /// A draft rule for one kind of deploy or publish command.
@@ -158,7 +158,7 @@ fn package_json(root: &Path) -> Option<Value> {
 /// Script bodies that run a publish or deploy tool, whatever the script is called.
 static SHIPPING_SCRIPT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"\b(npm|pnpm|yarn|bun)\s+(\S+\s+)*publish\b|\b(vercel|netlify|firebase|wrangler|flyctl|fly|serverless|sls|cdk)\b.*\b(deploy|publish|--prod)\b|\bdocker\s+push\b|\b(terraform|tofu)\s+apply\b|\btwine\s+upload\b|\bgh-pages\b|\baws\s+s3\s+sync\b",
+        r"(?-u)\b(npm|pnpm|yarn|bun)\s+(\S+\s+)*publish\b|\b(vercel|netlify|firebase|wrangler|flyctl|fly|serverless|sls|cdk)\b.*\b(deploy|publish|--prod)\b|\bdocker\s+push\b|\b(terraform|tofu)\s+apply\b|\btwine\s+upload\b|\bgh-pages\b|\baws\s+s3\s+sync\b",
     )
     .expect("a valid regex")
 });
@@ -170,7 +170,7 @@ pub fn npm_script_names(package: &Value) -> (Vec<String>, Vec<String>) {
         if !plain(name) {
             continue;
         }
-        let runs_shipping = body.as_str().is_some_and(|b| SHIPPING_SCRIPT.is_match(b));
+        let runs_shipping = body.as_str().is_some_and(|b| SHIPPING_SCRIPT.is_match(b.as_bytes()));
         if ships(name) || runs_shipping { ship.push(name.clone()) } else { other.push(name.clone()) }
     }
     (ship, other)
