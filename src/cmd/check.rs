@@ -114,6 +114,8 @@ fn batch(policy: &Policy, dialect: Dialect) -> Result<u8> {
 pub const MAX_BATCH_LINE: usize = crate::shell::MAX_INPUT_BYTES;
 
 fn write_batch(policy: &Policy, dialect: Dialect) -> std::io::Result<()> {
+    // Many searches follow: the rules' hot sparse automata pay for a dense copy.
+    crate::rules::copy_hot_dfas();
     let mut stdin = std::io::stdin().lock();
     let mut out = BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
     let mut line = Vec::new();

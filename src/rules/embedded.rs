@@ -15,7 +15,14 @@
 use regex_automata::dfa::{Automaton, OverlappingState, dense, sparse};
 use regex_automata::{Anchored, HalfMatch, Input, MatchError};
 
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, Ordering};
+
 use super::builtin::{self, ByteSet, DfaSpans, Gap, Span};
+
+#[path = "embedded/dense.rs"]
+mod copy;
+pub use copy::enable as copy_hot_dfas;
 
 /// A built-in pattern's DFAs, read in place from the binary.
 pub struct Embedded {
@@ -23,24 +30,68 @@ pub struct Embedded {
     dfas: Vec<Dfa>,
 }
 
-/// One piece's DFA: dense where it is small (one table lookup per byte), else sparse.
+/// One piece's DFA: dense where it is small (one table lookup per byte), else sparse, with a
+/// dense copy made once it is hot in a long run (`copy`).
 enum Dfa {
     Dense(dense::DFA<&'static [u32]>),
-    Sparse(sparse::DFA<&'static [u8]>),
+    Sparse(Sparse),
+}
+
+struct Sparse {
+    dfa: sparse::DFA<&'static [u8]>,
+    /// Bytes of text it was given to search so far, and how many make it hot.
+    scanned: AtomicU32,
+    hot_after: u32,
+    copy: OnceLock<Option<Box<copy::Dense>>>,
+}
+
+impl Sparse {
+    /// The dense copy, where one is made or due.
+    fn hot(&self, bytes: usize) -> Option<&copy::Dense> {
+        if let Some(c) = self.copy.get() {
+            return c.as_deref();
+        }
+        let bytes = u32::try_from(bytes).unwrap_or(u32::MAX);
+        if !copy::enabled() || self.scanned.fetch_add(bytes, Ordering::Relaxed).saturating_add(bytes) < self.hot_after {
+            return None;
+        }
+        self.copy.get_or_init(|| copy::copy(&self.dfa)).as_deref()
+    }
 }
 
 impl Dfa {
+    /// The automaton to search: one for a whole overlapping search, whose state holds its ids.
+    fn pick(&self, bytes: usize) -> Pick<'_> {
+        match self {
+            Dfa::Dense(d) => Pick::Dense(d),
+            Dfa::Sparse(s) => match s.hot(bytes) {
+                Some(c) => Pick::Copy(c),
+                None => Pick::Sparse(&s.dfa),
+            },
+        }
+    }
+}
+
+enum Pick<'a> {
+    Dense(&'a dense::DFA<&'static [u32]>),
+    Sparse(&'a sparse::DFA<&'static [u8]>),
+    Copy(&'a copy::Dense),
+}
+
+impl Pick<'_> {
     fn search(&self, input: &Input<'_>) -> Result<Option<HalfMatch>, MatchError> {
         match self {
-            Dfa::Dense(d) => d.try_search_fwd(input),
-            Dfa::Sparse(d) => d.try_search_fwd(input),
+            Pick::Dense(d) => d.try_search_fwd(input),
+            Pick::Sparse(d) => d.try_search_fwd(input),
+            Pick::Copy(d) => d.try_search_fwd(input),
         }
     }
 
     fn search_overlapping(&self, input: &Input<'_>, state: &mut OverlappingState) -> Result<(), MatchError> {
         match self {
-            Dfa::Dense(d) => d.try_search_overlapping_fwd(input, state),
-            Dfa::Sparse(d) => d.try_search_overlapping_fwd(input, state),
+            Pick::Dense(d) => d.try_search_overlapping_fwd(input, state),
+            Pick::Sparse(d) => d.try_search_overlapping_fwd(input, state),
+            Pick::Copy(d) => d.try_search_overlapping_fwd(input, state),
         }
     }
 }
@@ -71,7 +122,14 @@ impl Embedded {
                 // SAFETY: as the caller promises.
                 let dfa = match p.dense {
                     true => unsafe { dense::DFA::from_bytes_unchecked(bytes) }.map(|(d, _)| Dfa::Dense(d)),
-                    false => unsafe { sparse::DFA::from_bytes_unchecked(bytes) }.map(|(d, _)| Dfa::Sparse(d)),
+                    false => unsafe { sparse::DFA::from_bytes_unchecked(bytes) }.map(|(dfa, _)| {
+                        Dfa::Sparse(Sparse {
+                            dfa,
+                            scanned: AtomicU32::new(0),
+                            hot_after: copy::hot_after(bytes.len()),
+                            copy: OnceLock::new(),
+                        })
+                    }),
                 };
                 dfa.unwrap_or_else(|e| panic!("built-in DFA of {source:?} does not deserialize: {e}"))
             })
@@ -93,6 +151,21 @@ impl Embedded {
         Ok(false)
     }
 
+    /// Makes the dense copy of every sparse DFA now, for tests of the copies' search.
+    /// How many were copied (a sparse DFA over the copies' size limit is not).
+    #[cfg(test)]
+    pub fn copy_every_sparse_dfa(&self) -> usize {
+        let mut copied = 0;
+        for d in &self.dfas {
+            if let Dfa::Sparse(s) = d {
+                let copy = copy::build(&s.dfa).map(Box::new);
+                copied += usize::from(copy.is_some());
+                let _ = s.copy.set(copy);
+            }
+        }
+        copied
+    }
+
     /// Whether `hay` holds a literal of each of the gate's sets of the alternative whose chain
     /// starts at piece `first` (a text that does not cannot match it: its chain is not searched).
     fn gate_passes(&self, first: usize, text: &super::Haystack<'_>) -> bool {
@@ -103,7 +176,7 @@ impl Embedded {
     /// Whether pieces `i..end` of one chain match, piece `i` from `from` (anchored there unless
     /// it starts the chain).
     fn chain(&self, i: usize, end: usize, from: usize, hay: &[u8]) -> Result<bool, MatchError> {
-        let dfa = &self.dfas[i];
+        let dfa = self.dfas[i].pick(hay.len() - from);
         let anchored = if matches!(self.pieces[i].gap, Gap::Start) { Anchored::No } else { Anchored::Yes };
         let input = Input::new(hay).range(from..).anchored(anchored);
         if i + 1 == end {

@@ -17,6 +17,7 @@ mod settings;
 
 use std::borrow::Cow;
 
+pub use embedded::copy_hot_dfas;
 pub use pattern::{DFA_CACHE_BYTES, LazyRegex, NFA_SIZE_BYTES, Pattern};
 pub use schema::{Action, Target};
 pub use settings::Settings;

@@ -103,6 +103,15 @@ impl Pattern {
         Pattern { source: Cow::Borrowed(source), engine, full: OnceLock::new() }
     }
 
+    /// The embedded DFAs of a built-in pattern, for tests of their search.
+    #[cfg(test)]
+    pub(super) fn embedded_dfas(&self) -> Option<&super::embedded::Embedded> {
+        match &self.engine {
+            Engine::Embedded(e) => Some(e),
+            Engine::Lazy(_) => None,
+        }
+    }
+
     pub fn is_match(&self, text: &str) -> bool {
         self.is_match_in(&super::Haystack::new(text))
     }

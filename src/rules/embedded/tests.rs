@@ -84,6 +84,8 @@ fn chains_match_as_the_full_regex_does_on_random_texts() {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     for p in patterns {
         let (dense, sparse, full) = (cut(p, false), cut(p, true), full(p));
+        let copied = cut(p, true);
+        assert!(copied.copy_every_sparse_dfa() > 0);
         for _ in 0..4000 {
             let len = rng.below(24);
             let text: Vec<u8> = (0..len).map(|_| alphabet[rng.below(alphabet.len())]).collect();
@@ -92,6 +94,7 @@ fn chains_match_as_the_full_regex_does_on_random_texts() {
             let hay = crate::rules::Haystack::new(std::str::from_utf8(&text).unwrap());
             assert_eq!(dense.is_match(&hay).unwrap(), want, "{p:?} (dense) on {shown:?}");
             assert_eq!(sparse.is_match(&hay).unwrap(), want, "{p:?} (sparse) on {shown:?}");
+            assert_eq!(copied.is_match(&hay).unwrap(), want, "{p:?} (sparse, copied dense) on {shown:?}");
         }
     }
 }
@@ -158,4 +161,37 @@ fn builtin_patterns_match_as_the_full_regex_does_on_texts_made_from_their_exampl
             }
         }
     }
+}
+
+#[test]
+fn dense_copies_of_builtin_sparse_dfas_match_as_the_full_regex_does() {
+    // The copies a long batch run makes (`dense.rs`), of every built-in pattern's sparse DFAs
+    // small enough to copy, on the same texts as above.
+    let mut rng = Rng(0x1405_7b7e_f767_814f);
+    let mut copied = 0;
+    for r in builtin_rules() {
+        let examples: Vec<String> = r.examples.iter().chain(r.counterexamples.iter()).map(|t| t.to_string()).collect();
+        if examples.is_empty() {
+            continue;
+        }
+        let texts = texts(&examples, &mut rng);
+        for p in
+            [Some(&r.pattern), r.unless.as_ref(), r.operand.as_ref(), r.unless_operand.as_ref()].into_iter().flatten()
+        {
+            let Some(embedded) = p.get().embedded_dfas() else { continue };
+            copied += embedded.copy_every_sparse_dfa();
+            let full = full(&p.source);
+            for t in &texts {
+                let hay = crate::rules::Haystack::new(t);
+                assert_eq!(
+                    embedded.is_match(&hay).unwrap(),
+                    full.is_match(t.as_bytes()),
+                    "{} {:?} on {t:?}",
+                    r.id,
+                    p.source
+                );
+            }
+        }
+    }
+    assert!(copied > 100, "only {copied} sparse DFAs were copied");
 }
