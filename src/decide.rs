@@ -101,13 +101,17 @@ pub fn unit_text(analysis: &Analysis, unit: Unit) -> &str {
 
 pub fn decide(policy: &Policy, analysis: &Analysis) -> Decision {
     let mut hits = Vec::new();
-    let mut candidates = Vec::new();
+    let mut candidates: [Vec<usize>; 3] = Default::default();
     let mut verdict = Verdict::Pass;
     let places = if policy.allows.is_empty() { Vec::new() } else { place::segment_places(analysis) };
     let units = (0..analysis.segments.len())
         .map(|i| (Unit::Segment(i), Target::Segment))
         .chain((0..analysis.pipelines.len()).map(|i| (Unit::Pipeline(i), Target::Pipeline)))
         .chain((0..analysis.lines.len()).map(|i| (Unit::Line(i), Target::Line)));
+    // The last text scanned, its candidates by target and its byte-pair summary: a command's
+    // segment, pipeline and line are often the same text, scanned once for all three.
+    let mut scanned: Option<&str> = None;
+    let mut hay = crate::rules::Haystack::new("");
     for (unit, target) in units {
         let text = unit_text(analysis, unit);
         let segment = match unit {
@@ -115,10 +119,13 @@ pub fn decide(policy: &Policy, analysis: &Analysis) -> Decision {
             _ => None,
         };
         let first = hits.len();
-        policy.candidates_into(target, text, &mut candidates);
-        // One summary of the text's byte pairs serves every rule tried on it.
-        let hay = crate::rules::Haystack::new(if candidates.is_empty() { "" } else { text });
-        for &i in &candidates {
+        if scanned != Some(text) {
+            policy.candidates_into(text, &mut candidates);
+            // One summary of the text's byte pairs serves every rule tried on it.
+            hay = crate::rules::Haystack::new(if candidates.iter().all(Vec::is_empty) { "" } else { text });
+            scanned = Some(text);
+        }
+        for &i in &candidates[target as usize] {
             if policy.rules[i].fires_in(&hay, segment) {
                 hits.push(Hit { rule: i, unit, allowed_by: None });
             }

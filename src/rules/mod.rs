@@ -328,12 +328,14 @@ impl Policy {
         self.allow_contexts.get(i).unwrap_or(&AllowContext::Top)
     }
 
-    /// Indexes of the rules for `target` that could match `text`, in rule order, into `out`
-    /// (cleared first; a buffer kept across calls saves an allocation per text).
-    pub fn candidates_into(&self, target: Target, text: &str, out: &mut Vec<usize>) {
-        out.clear();
-        self.prefilter.candidates(target, text, out);
-        out.sort_unstable();
-        out.dedup();
+    /// The rules that could match `text`, by target (`Target as usize`), each list sorted and
+    /// without repeats. The lists are cleared first; buffers kept across calls save allocations.
+    pub fn candidates_into(&self, text: &str, out: &mut [Vec<usize>; 3]) {
+        out.iter_mut().for_each(Vec::clear);
+        self.prefilter.candidates(text, out);
+        for list in out.iter_mut() {
+            list.sort_unstable();
+            list.dedup();
+        }
     }
 }

@@ -15,6 +15,22 @@ struct Entry {
     /// The literal's bytes in `arena`.
     start: u32,
     len: u32,
+    /// Its first 8 bytes (little-endian, zeros past its end): most entries are told apart from
+    /// the text by one comparison of words, without `memcmp`.
+    prefix: u64,
+}
+
+/// The mask of a literal's bytes in its `prefix`.
+fn mask(len: usize) -> u64 {
+    if len >= 8 { u64::MAX } else { (1u64 << (8 * len)) - 1 }
+}
+
+/// The 8 bytes of `rest` from its start as a little-endian word, zeros past its end.
+fn word(rest: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    let n = rest.len().min(8);
+    w[..n].copy_from_slice(&rest[..n]);
+    u64::from_le_bytes(w)
 }
 
 /// A slot of the open-addressing table: a two-byte key and its run of entries.
@@ -67,6 +83,7 @@ impl Prefilter {
                     rule: i as u32,
                     start: arena.len() as u32,
                     len: l.len() as u32,
+                    prefix: word(l),
                 };
                 arena.extend_from_slice(l);
                 if rule.anchored { anchored.push(entry) } else { floating.push(entry) }
@@ -79,27 +96,39 @@ impl Prefilter {
         Prefilter { keys, floating: Table::new(floating), anchored: Table::new(anchored), arena, always }
     }
 
-    /// Pushes the rules for `target` that could match `text` (unsorted, may repeat).
-    pub fn candidates(&self, target: Target, text: &str, out: &mut Vec<usize>) {
-        out.extend(self.always.iter().filter(|(_, t)| *t == target).map(|(i, _)| *i));
+    /// Pushes the rules that could match `text`, for each target into `out[target]` (unsorted,
+    /// may repeat): one scan serves the three, where a command's segment, pipeline and line are
+    /// often the same text.
+    pub fn candidates(&self, text: &str, out: &mut [Vec<usize>; 3]) {
+        for &(i, t) in &self.always {
+            out[t as usize].push(i);
+        }
         let bytes = text.as_bytes();
         if bytes.len() >= 2 {
-            self.probe(&self.anchored, key(bytes[0], bytes[1]), target, bytes, out);
+            self.probe(&self.anchored, key(bytes[0], bytes[1]), bytes, out);
         }
         for at in 0..bytes.len().saturating_sub(1) {
             let k = key(bytes[at], bytes[at + 1]);
             if self.keys[usize::from(k >> 6)] & (1 << (k & 63)) != 0 {
-                self.probe(&self.floating, k, target, &bytes[at..], out);
+                self.probe(&self.floating, k, &bytes[at..], out);
             }
         }
     }
 
     /// Pushes the rules of `table` whose literal for key `k` starts `rest`.
-    fn probe(&self, table: &Table, k: u16, target: Target, rest: &[u8], out: &mut Vec<usize>) {
-        for e in table.run(k) {
-            let literal = &self.arena[e.start as usize..(e.start + e.len) as usize];
-            if e.target == target && rest.starts_with(literal) {
-                out.push(e.rule as usize);
+    fn probe(&self, table: &Table, k: u16, rest: &[u8], out: &mut [Vec<usize>; 3]) {
+        let run = table.run(k);
+        if run.is_empty() {
+            return;
+        }
+        let w = word(rest);
+        for e in run {
+            let len = e.len as usize;
+            if rest.len() >= len
+                && w & mask(len) == e.prefix
+                && (len <= 8 || rest[8..len] == self.arena[e.start as usize + 8..e.start as usize + len])
+            {
+                out[e.target as usize].push(e.rule as usize);
             }
         }
     }
@@ -181,7 +210,7 @@ mod tests {
         let entries: Vec<Entry> = keys
             .iter()
             .enumerate()
-            .map(|(i, &key)| Entry { key, target: Target::Segment, rule: i as u32, start: 0, len: 2 })
+            .map(|(i, &key)| Entry { key, target: Target::Segment, rule: i as u32, start: 0, len: 2, prefix: 0 })
             .collect();
         let sorted = radix_sort_by_key(entries.clone());
         let mut expected = entries;
