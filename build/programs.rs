@@ -84,6 +84,18 @@ pub fn emit(out_dir: &Path, rule_programs: &std::collections::BTreeSet<String>) 
     let _ = writeln!(out, "static SUB_PROGRAMS: &[Span] = &[{}];", subs.join(", "));
     let rules: Vec<String> = rule_programs.iter().map(|n| pk.s(n)).collect();
     let _ = writeln!(out, "static RULE_PROGRAMS: &[Span] = &[{}];", rules.join(", "));
+    // Hashed indexes of the three sorted lists, for lookups without a binary search.
+    let program_keys: Vec<&str> = names.keys().map(String::as_str).collect();
+    let sub_keys: Vec<&str> = names
+        .keys()
+        .filter_map(|n| n.split_once(' ').map(|(p, _)| p))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let rule_keys: Vec<&str> = rule_programs.iter().map(String::as_str).collect();
+    for (name, keys) in [("PROGRAM_INDEX", &program_keys), ("SUB_INDEX", &sub_keys), ("RULE_INDEX", &rule_keys)] {
+        let _ = writeln!(out, "static {name}: &[u16] = &{:?};", hashed(keys));
+    }
     let _ = writeln!(out, "static LISTS: &[Span] = &[{}];", pk.lists.join(", "));
     let _ = writeln!(out, "static KEYED: &[(Span, Span)] = &[{}];", pk.keyed.join(", "));
     let _ = writeln!(out, "static ALIASES: &[(Span, Span)] = &[{}];", pk.aliases.join(", "));
@@ -91,6 +103,28 @@ pub fn emit(out_dir: &Path, rule_programs: &std::collections::BTreeSet<String>) 
     let _ = writeln!(out, "static REMOVES: &[PackedRemoves] = &[{}];", pk.removes.join(", "));
     let _ = writeln!(out, "static CATALOGUE: &str = {:?};", pk.text);
     std::fs::write(out_dir.join("programs.rs"), out).expect("write programs.rs");
+}
+
+/// An open-addressing table over `keys` (sorted, distinct): slot `name_hash(key) & (len - 1)`,
+/// or the next free one after it, holds the key's position plus one; 0 is an empty slot. At most
+/// half full, so a lookup of a name that is absent ends at an empty slot soon.
+fn hashed(keys: &[&str]) -> Vec<u16> {
+    let size = (keys.len() * 2).next_power_of_two().max(16);
+    assert!(keys.len() < usize::from(u16::MAX), "too many names for a u16 index");
+    let mut table = vec![0u16; size];
+    for (i, k) in keys.iter().enumerate() {
+        let mut slot = name_hash(k.as_bytes()) as usize & (size - 1);
+        while table[slot] != 0 {
+            slot = (slot + 1) & (size - 1);
+        }
+        table[slot] = i as u16 + 1;
+    }
+    table
+}
+
+/// FNV-1a, as `shell::catalog::name_hash` (a test there finds every name through the tables).
+fn name_hash(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }
 
 fn entry(pk: &mut Packer, p: &RawProgram, file: &str) -> String {
