@@ -6,9 +6,11 @@
 
 use unicode_normalization::UnicodeNormalization;
 
-/// Whether `text` holds anything normalization changes.
+/// Whether `text` holds anything normalization changes. One plain pass: the first call into the
+/// `memchr` crate probes the CPU's features (`cpuid`, which traps to the hypervisor on a virtual
+/// machine), and on the wrapper's path for a command no rule could match this was the only one.
 pub fn needs_normalizing(text: &str) -> bool {
-    !text.is_ascii() || memchr::memchr2(0, 0x1b, text.as_bytes()).is_some()
+    text.bytes().any(|b| b >= 0x80 || b == 0 || b == 0x1b)
 }
 
 pub fn normalize(text: &str) -> String {
