@@ -8,6 +8,9 @@
 mod blob;
 #[path = "build/programs.rs"]
 mod catalogue;
+#[path = "src/rules/prefilter/index.rs"]
+#[allow(dead_code)]
+mod index;
 #[path = "src/rules/literals.rs"]
 #[allow(dead_code)]
 mod literals;
@@ -42,8 +45,19 @@ fn main() {
     std::fs::write(dest.join("builtin_literals.bin"), &tables.bytes).expect("write builtin_literals.bin");
     std::fs::write(dest.join("builtin_dfas.bin"), &blob.bytes).expect("write builtin_dfas.bin");
     std::fs::write(dest.join("builtin_dfas.txt"), blob.summary()).expect("write builtin_dfas.txt");
+    // The built-in rules' prefilter index, built as `rules::prefilter` builds one at run time.
+    let literals = tables.prefilter.iter().map(|(target, anchored, lits)| index::RuleLiterals {
+        target: *target,
+        anchored: *anchored,
+        literals: lits.as_ref().map(|l| l.iter().map(Vec::as_slice).collect()),
+    });
+    let prefilter = index::to_rust(&index::build(literals), "super::index");
+    std::fs::write(dest.join("builtin_prefilter.rs"), prefilter).expect("write builtin_prefilter.rs");
     catalogue::emit(dest, &programs);
 }
+
+/// One rule's part of the prefilter index: target, anchored, literals.
+type PrefilterInput = (u8, bool, Option<Vec<Vec<u8>>>);
 
 /// The built-in rules as `rules::builtin` reads them: every string in one text, every literal in
 /// one byte string, lists as ranges of span tables. Nothing in them is a pointer, so the loader
@@ -58,6 +72,8 @@ struct Tables {
     literals: Vec<String>,
     /// Ranges of `literals`: conjunct lists.
     sets: Vec<String>,
+    /// Per rule, in order: its target, whether its literals start the text, and its literals.
+    prefilter: Vec<PrefilterInput>,
 }
 
 impl Tables {
@@ -208,6 +224,7 @@ fn emit_pack(
             Some((anchored, l)) => (*anchored, format!("Some({})", t.literals(l))),
             None => (false, "None".to_string()),
         };
+        t.prefilter.push((rule.target as u8, anchored, pre.as_ref().map(|(_, l)| l.clone())));
         let sets: Vec<String> = conjunct_sets.iter().map(|set| t.literals(set)).collect();
         let conjuncts = format!("({}, {})", t.sets.len(), t.sets.len() + sets.len());
         t.sets.extend(sets);

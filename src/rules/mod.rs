@@ -94,6 +94,15 @@ pub struct Rule {
 }
 
 impl Rule {
+    /// Whether this is the `i`th built-in rule as the binary holds it (its id is that rule's own
+    /// text, not a copy): the built-in prefilter index then serves it.
+    pub fn is_builtin(&self, i: usize) -> bool {
+        match (&self.id, builtin::rules().get(i)) {
+            (Cow::Borrowed(id), Some(b)) => std::ptr::eq(id.as_ptr(), builtin::text(b.id).as_ptr()),
+            _ => false,
+        }
+    }
+
     /// The pack: the id up to its first dot (`git.reset-hard` → `git`).
     pub fn pack(&self) -> &str {
         self.id.split_once('.').map_or(&self.id, |(p, _)| p)
