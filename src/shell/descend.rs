@@ -131,6 +131,7 @@ impl Analyzer {
                         FileUse::Shell => vec![script],
                         FileUse::Guess => vec![NestedKind::Possible(Box::new(script))],
                         FileUse::Sed => super::sed::commands(&text),
+                        FileUse::Code(lang) => vec![NestedKind::Code(lang, Field::lit(text.clone()))],
                     };
                     for kind in kinds {
                         self.nested(Nested { origin: origin.clone(), kind });

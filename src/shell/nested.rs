@@ -38,6 +38,8 @@ pub enum FileUse {
     Guess,
     /// A sed script.
     Sed,
+    /// A program in an interpreter's language (`python3 x.py`, `node a.js`).
+    Code(Lang),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -239,6 +241,13 @@ fn code_of(lang: Lang, words: &[Field], u: &mut Unwrapped) {
         let (i, opts) = skip_options(words, 1, "Ffve", &["--field-separator", "--file", "--assign", "--source"], false);
         let code = opts.iter().find(|(n, _)| n == "-e" || n == "--source").and_then(|(_, v)| v.clone().map(Field::lit));
         let from_file = opts.iter().any(|(n, _)| n == "-f" || n == "--file");
+        // `awk -f prog.awk`: the program is the file, read when this command wrote it.
+        for (_, file) in opts.iter().filter(|(n, _)| n == "-f" || n == "--file") {
+            if let Some(file) = file {
+                let kind = NestedKind::File(file.clone(), FileUse::Code(lang));
+                u.nested.push(Nested { origin: format!("awk -f {file}"), kind });
+            }
+        }
         if let Some(code) = code.or_else(|| (!from_file).then(|| words.get(i).cloned()).flatten()) {
             u.nested.push(Nested { origin: format!("{} program", lang.name()), kind: NestedKind::Code(lang, code) });
         }
@@ -347,6 +356,10 @@ fn code_of(lang: Lang, words: &[Field], u: &mut Unwrapped) {
     };
     if (i >= words.len() || words[i].text == "-") && !words[1..i.min(words.len())].iter().any(informs) {
         u.stdin = Some(StdinUse::Code(lang));
+    } else if let Some(file) = words.get(i).filter(|f| !f.dynamic && f.text != "-") {
+        // `python3 x.py`: the program is the file, read when this command wrote it.
+        let kind = NestedKind::File(file.text.clone(), FileUse::Code(lang));
+        u.nested.push(Nested { origin: format!("{} {}", lang.name(), file.text), kind });
     }
 }
 
