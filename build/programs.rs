@@ -146,6 +146,14 @@ fn entry(pk: &mut Packer, p: &RawProgram, file: &str) -> String {
             panic!("{file}: program {:?}: option {o:?} does not start with `-`", p.names[0]);
         }
     }
+    if p.subcommand_levels > crate::programs::MAX_SUBCOMMAND_LEVELS {
+        panic!(
+            "{file}: program {:?}: subcommand_levels {} is over {}",
+            p.names[0],
+            p.subcommand_levels,
+            crate::programs::MAX_SUBCOMMAND_LEVELS
+        );
+    }
     let keyed_first = pk.keyed.len();
     for k in &p.keyed {
         let (option, keys) = (pk.s(&k.option), pk.list(&k.keys));
@@ -178,7 +186,7 @@ fn entry(pk: &mut Packer, p: &RawProgram, file: &str) -> String {
     format!(
         "    Packed {{ role: Role::{:?}, about: {}, file: {}, short_value: {}, long_value: {}, long_value2: {}, \
          long: {}, abbreviate: {}, guess: {}, script: {}, keyed: {keyed}, subcommands: {}, subcommand_optional: {}, \
-         skip: {}, operands_script: {}, command_after: {}, reads_stdin: {}, stdin_script: {}, informs: {}, \
+         subcommand_levels: {}, skip: {}, operands_script: {}, command_after: {}, reads_stdin: {}, stdin_script: {}, informs: {}, \
          command_keys: {}, aliases: {aliases}, same_as: {}, removes: {removes}, optional_value: {}, runs_files: {}, \
          code: {code}, code_keys: {code_keys}, quoted_after: {}, test_then: {}, keystrokes: {}, each_found: {}, \
          assignments: {}, skip_then_command: {}, shell_without_command: {}, script_with_operands: {}, \
@@ -196,6 +204,7 @@ fn entry(pk: &mut Packer, p: &RawProgram, file: &str) -> String {
         pk.list(&p.script),
         pk.list(&p.subcommands),
         p.subcommand_optional,
+        p.subcommand_levels,
         p.skip,
         p.operands_script,
         pk.list(&p.command_after),

@@ -5,6 +5,10 @@
 
 use serde::Deserialize;
 
+/// Most words that name one program's subcommand (`subcommand_levels`): `oci os object
+/// delete` takes three.
+pub const MAX_SUBCOMMAND_LEVELS: usize = 4;
+
 /// One catalogue file.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -103,6 +107,12 @@ pub struct RawProgram {
     /// The subcommand may be left out (`dotenv run CMD` and `dotenv CMD`).
     #[serde(default)]
     pub subcommand_optional: bool,
+    /// How many operands, after the options the entry lists, name the program's subcommand
+    /// (`kubectl delete` 1, `aws s3 rm` 2): such a word only known when the command runs
+    /// (`git $x --hard`) asks. An entry for `PROG SUB` with its own count goes on after SUB
+    /// (`git stash drop`).
+    #[serde(default)]
+    pub subcommand_levels: usize,
     /// Operands a wrapper takes before the command (`timeout DURATION CMD`: 1).
     #[serde(default)]
     pub skip: usize,

@@ -2,6 +2,7 @@
 //! loads, and installed before the built-in entries of the same name.
 
 use super::catalog::{Program, Removes, Role, USER};
+use super::programs::MAX_SUBCOMMAND_LEVELS;
 
 /// Installs the user's entries, each as `[[program]]` TOML text with the file it is from. The
 /// first policy loaded in a process sets them.
@@ -37,6 +38,12 @@ pub fn parse_user(text: &str, file: &str) -> Result<&'static Program, String> {
     let mut options = options.chain(&raw.shell_without_command).chain(&raw.operands_argv);
     if let Some(bad) = options.find(|o| !o.starts_with('-')) {
         return Err(format!("option {bad:?} does not start with `-`"));
+    }
+    if raw.subcommand_levels > MAX_SUBCOMMAND_LEVELS {
+        return Err(format!(
+            "subcommand_levels is {}; a program's subcommand is named by at most {MAX_SUBCOMMAND_LEVELS} words",
+            raw.subcommand_levels
+        ));
     }
     if let Some(bad) = raw.short_value.chars().find(|c| !c.is_ascii_alphanumeric()) {
         return Err(format!("short_value holds {bad:?}; list the letters of short options that take a value"));
@@ -79,6 +86,7 @@ pub fn parse_user(text: &str, file: &str) -> Result<&'static Program, String> {
         keyed: Box::leak(keyed.into_boxed_slice()),
         subcommands: all(raw.subcommands),
         subcommand_optional: raw.subcommand_optional,
+        subcommand_levels: raw.subcommand_levels,
         skip: raw.skip,
         operands_script: raw.operands_script,
         command_after: all(raw.command_after),

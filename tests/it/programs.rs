@@ -112,3 +112,49 @@ fn user_wrappers_use_the_fields_of_the_built_in_ones() {
     let (c, out) = verdict(&t, "true");
     assert!(c == 78 && out.contains("\"s\"") && out.contains("`-`"), "{out}");
 }
+
+/// A tool whose first operand names its subcommand, and a subcommand with its own.
+const SHIPIT: &str = r#"
+[[program]]
+names = ["shipit"]
+role = "data"
+about = "our release tool: `shipit [-e ENV] COMMAND`"
+subcommand_levels = 1
+short_value = "e"
+long_value = ["--env"]
+
+[[program]]
+names = ["shipit db"]
+role = "data"
+subcommand_levels = 1
+"#;
+
+#[test]
+fn user_entries_say_where_the_subcommand_is() {
+    let t = TestEnv::new();
+    // Unknown, its dynamic operand carries no command to read.
+    assert_eq!(verdict(&t, "shipit \"$cmd\" prod").0, 0);
+    t.user_rules(SHIPIT);
+    for round in ["miss", "hit"] {
+        let (c, out) = verdict(&t, "shipit -e prod \"$cmd\"");
+        assert_eq!(c, 1, "{round}: {out}");
+        assert!(out.contains("the subcommand of `shipit` is only known when the command runs: `$cmd`"), "{out}");
+        let (c, out) = verdict(&t, "shipit db $(cat op) orders");
+        assert_eq!(c, 1, "{round}: {out}");
+        assert!(out.contains("the subcommand of `shipit db`"), "{out}");
+        // An option's value and a later operand are not the subcommand.
+        assert_eq!(verdict(&t, "shipit --env \"$env\" deploy \"$tag\"").0, 0, "{round}");
+    }
+    t.user_rules("[[program]]\nnames = [\"t\"]\nrole = \"data\"\nsubcommand_levels = 9\n");
+    let (c, out) = verdict(&t, "true");
+    assert!(c == 78 && out.contains("subcommand_levels"), "{out}");
+}
+
+#[test]
+fn explain_says_why_a_dynamic_subcommand_asks() {
+    let t = TestEnv::new();
+    let o = t.run(["explain", "-c", "git $x --hard"]);
+    let out = stdout(&o);
+    assert!(out.contains("core.dynamic: the subcommand of `git` is only known when the command runs: `$x`"), "{out}");
+    assert!(out.contains("verdict: ask"), "{out}");
+}
