@@ -94,7 +94,7 @@ pub fn parse(
 
 /// How long a host's hook waits in the queue when no file says: below the hook timeout the
 /// host documents, or the one the install snippets of docs/integrations.md set (30 s for Codex,
-/// Copilot and Gemini CLI; Claude Code's is left at its default of 600 s).
+/// Copilot and Gemini CLI; 600 s for Claude Code).
 pub fn default_wait(host: &str) -> u64 {
     match host {
         "claude-code" => 540,
