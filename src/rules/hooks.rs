@@ -92,9 +92,10 @@ pub fn parse(
     Ok(out)
 }
 
-/// How long a host's hook waits in the queue when no file says: below the hook timeout the
-/// host documents, or the one the install snippets of docs/integrations.md set (30 s for Codex,
-/// Copilot and Gemini CLI; Claude Code's is left at its default of 600 s).
+/// How long a host's hook waits in the queue when no file says: below the hook timeout that
+/// `cmdguard hook install` writes or the host fixes (docs/integrations.md, "Approval from hook
+/// mode"): 600 s for Claude Code; 30 s for Codex, Copilot, Gemini CLI and Cursor; 30 s fixed by
+/// Cline; 30 s in OpenCode's plugin. Windsurf documents no hook timeout: it gets the 25 s too.
 pub fn default_wait(host: &str) -> u64 {
     match host {
         "claude-code" => 540,
@@ -129,9 +130,10 @@ mod tests {
         );
         assert_eq!(base[0].1, wait(Some(HookApproval::Wait), Some(20)));
         assert_eq!(base[1], ("gemini".to_string(), wait(Some(HookApproval::Code), None)));
-        for host in ["codex", "copilot", "gemini"] {
+        for host in ["codex", "copilot", "gemini", "cursor", "opencode"] {
             assert!(default_wait(host) < 30, "{host}: the install snippets set 30 s");
         }
-        assert!(default_wait("claude-code") < 600);
+        assert!(default_wait("cline") < 30, "Cline kills a hook after 30 s");
+        assert!(default_wait("claude-code") < 600, "the install snippet sets 600 s");
     }
 }

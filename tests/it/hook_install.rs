@@ -123,7 +123,7 @@ fn a_fresh_install_prints_what_it_wrote() {
     let o = t.run(["hook", "install", "claude-code", "--project"]);
     let path = t.project.join(".claude/settings.json");
     let want = format!(
-        "cmdguard: installed the claude-code hook in {}\n  added to hooks.PreToolUse: {{\"matcher\":\"Bash\",\"hooks\":[{{\"type\":\"command\",\"command\":\"{} hook claude-code\"}}]}}\n",
+        "cmdguard: installed the claude-code hook in {}\n  added to hooks.PreToolUse: {{\"matcher\":\"Bash\",\"hooks\":[{{\"type\":\"command\",\"command\":\"{} hook claude-code\",\"timeout\":600}}]}}\n",
         path.display(),
         exe()
     );
@@ -311,6 +311,8 @@ fn an_older_entry_is_replaced_and_a_shared_group_kept() {
     assert_eq!(groups.len(), 2, "{v}");
     assert_eq!(groups[0]["hooks"], serde_json::json!([{"type": "command", "command": "audit-log"}]));
     assert_eq!(groups[1]["hooks"][0]["command"], format!("{} hook claude-code", exe()));
+    // The hand-written entry had no timeout; the one installed sets Claude Code's 600 s.
+    assert_eq!(groups[1]["hooks"][0]["timeout"], 600);
     let o = t.run(["hook", "uninstall", "claude-code"]);
     assert_eq!(code(&o), 0);
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&real).unwrap()).unwrap();

@@ -25,7 +25,7 @@ const CLAUDE_CODE: Host = Host {
     name: "claude-code",
     event: "PreToolUse",
     shell_tool: Some("Bash"),
-    snippet: r#"{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"cmdguard hook claude-code"}]}]}}"#,
+    snippet: r#"{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"cmdguard hook claude-code","timeout":600}]}]}}"#,
     note: "",
 };
 const CODEX: Host = Host {

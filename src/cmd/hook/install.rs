@@ -149,10 +149,12 @@ fn target(host: Host, program: &Path) -> Target {
     let obj = |v: serde_json::Value| Json::from_value(v);
     let version = || obj(serde_json::json!({"version": 1}));
     let (event, shape, entry, base) = match host {
+        // Claude Code's own default is 600 s today but was 60 s in older releases, below the
+        // wait cmdguard gives it (`rules::hooks::default_wait`): written out, it is certain.
         Host::ClaudeCode => (
             "PreToolUse",
             Shape::Grouped("Bash"),
-            serde_json::json!({"type": "command", "command": cmd}),
+            serde_json::json!({"type": "command", "command": cmd, "timeout": 600}),
             Json::Obj(vec![]),
         ),
         Host::Codex => (

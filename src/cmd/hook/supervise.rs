@@ -13,8 +13,9 @@
 use std::time::{Duration, Instant};
 
 /// How long the analysis may take. Every host's hook timeout we document is longer (30 s in the
-/// install snippets of docs/integrations.md, more by default), so the block below always
-/// reaches the host before the host gives up on the hook and runs the call.
+/// install snippets of docs/integrations.md and in Cline, more by default; Windsurf documents
+/// none), so the block below always reaches the host before the host gives up on the hook and
+/// runs the call.
 pub const LIMIT: Duration = Duration::from_secs(10);
 /// The child's address space. A call is at most 4 MiB and its analysis is bounded; the worst
 /// payloads measured need under 100 MiB.
