@@ -30,7 +30,7 @@ pub fn carried(words: &mut [Field], u: &mut Unwrapped) {
     }
     // A subcommand's own entry (`git rebase`), read from the subcommand on.
     if let Some(sub) = words.get(1).filter(|f| !f.dynamic && catalog::has_subcommand_entries(&prog))
-        && let Some(p) = catalog::find(&format!("{prog} {}", sub.text))
+        && let Some(p) = catalog::find_sub(&prog, &sub.text)
     {
         // A wrapper's (`tmux if-shell`) command was read when it was unwrapped.
         if p.role != Role::Wrapper || catalog::in_view(p, &prog) {
