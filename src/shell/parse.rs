@@ -114,8 +114,16 @@ fn background(item: AndOr) -> AndOr {
 
 impl Parser {
     pub fn new(text: &str, dialect: Dialect) -> Parser {
+        // Sized once (`collect` grows from a quarter of the length); ASCII text, the usual
+        // kind, widens byte by byte.
+        let mut src = Vec::with_capacity(text.len());
+        if text.is_ascii() {
+            src.extend(text.bytes().map(char::from));
+        } else {
+            src.extend(text.chars());
+        }
         Parser {
-            src: text.chars().collect(),
+            src,
             pos: 0,
             depth: 0,
             heredoc_jump: None,
@@ -213,9 +221,10 @@ impl Parser {
             "if", "then", "elif", "else", "fi", "while", "until", "do", "done", "for", "select", "case", "esac", "in",
             "function", "{", "}", "!", "[[",
         ];
-        let first = self.peek()?;
+        // Every reserved word is ASCII: its first byte rules out most words at once.
+        let first = self.peek().filter(char::is_ascii)? as u8;
         for w in words {
-            if w.starts_with(first) && self.starts_with(w) {
+            if w.as_bytes()[0] == first && self.starts_with(w) {
                 let after = self.src.get(self.pos + w.chars().count()).copied();
                 let ends = match after {
                     None => true,

@@ -11,15 +11,26 @@ fn is_meta(c: char) -> bool {
 /// Adds literal text to a word, merging with a previous literal of the same quoting.
 /// Appends one character of literal text (no allocation when it extends the last part).
 fn push_char(parts: &mut Vec<Part>, c: char, quoted: bool) {
+    push_chars(parts, &[c], quoted);
+}
+
+/// Appends a run of literal characters: a word's plain stretches are copied at once, not a
+/// character at a time.
+fn push_chars(parts: &mut Vec<Part>, run: &[char], quoted: bool) {
     if let Some(Part::Lit { text, quoted: q }) = parts.last_mut()
         && *q == quoted
     {
-        text.push(c);
+        text.extend(run);
         return;
     }
-    let mut text = String::with_capacity(16);
-    text.push(c);
+    let mut text = String::with_capacity(run.len().max(16));
+    text.extend(run);
     parts.push(Part::Lit { text, quoted });
+}
+
+/// Characters that end a plain run of an unquoted word (each has an arm in `Parser::word`).
+fn ends_plain(c: char) -> bool {
+    is_meta(c) || matches!(c, '\\' | '\'' | '"' | '$' | '`')
 }
 
 fn push_lit(parts: &mut Vec<Part>, s: &str, quoted: bool) {
@@ -121,8 +132,9 @@ impl Parser {
                     parts.push(Part::Subst { script, quoted: false });
                 }
                 _ => {
-                    push_char(&mut parts, c, false);
-                    self.pos += 1;
+                    let run = self.src[self.pos..].iter().position(|&c| ends_plain(c)).unwrap_or(self.src.len() - self.pos);
+                    push_chars(&mut parts, &self.src[self.pos..self.pos + run], false);
+                    self.pos += run;
                 }
             }
         }
@@ -184,8 +196,12 @@ impl Parser {
                     parts.push(Part::Subst { script, quoted: true });
                 }
                 _ => {
-                    push_char(&mut parts, c, true);
-                    self.pos += 1;
+                    let run = self.src[self.pos..]
+                        .iter()
+                        .position(|&c| Some(c) == end || matches!(c, '\\' | '$' | '`'))
+                        .unwrap_or(self.src.len() - self.pos);
+                    push_chars(&mut parts, &self.src[self.pos..self.pos + run], true);
+                    self.pos += run;
                 }
             }
         }
