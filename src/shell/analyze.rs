@@ -490,7 +490,8 @@ impl Analyzer {
         let mut words: Vec<String> = u.words.iter().map(|f| super::normalize(&f.text)).collect();
         let program = &u.words[0];
         // An npm package (`@scope/cli`, run by npx) is a name, not a path.
-        let base = if words[0].starts_with('@') { words[0].clone() } else { super::basename(&words[0]).to_string() };
+        let base = if words[0].starts_with('@') { &words[0] } else { super::basename(&words[0]) };
+        let base_at = words[0].len() - base.len();
         let bracket = program.text.find('[').is_some_and(|i| program.text[i + 1..].contains(']'));
         if !program.dynamic && (program.text.contains(['*', '?']) || bracket) {
             // `/usr/bin/r? -rf ~`: the shell matches the pattern against file names.
@@ -512,28 +513,15 @@ impl Analyzer {
         let mut dynamic: Vec<bool> = u.words.iter().map(|f| f.dynamic).collect();
         if ["/etc/init.d/", "/etc/rc.d/init.d/", "/etc/rc.d/"].iter().any(|dir| words[0].starts_with(dir)) {
             // An init script is a service: `/etc/init.d/ssh stop` reads `service ssh stop`.
+            let base = words[0][base_at..].to_string();
             notes.push(format!("init script {} read as `service {base}`", words[0]));
             words.splice(0..1, ["service".to_string(), base]);
             dynamic.insert(0, false);
-        } else if base != words[0] {
-            notes.push(format!("program {} reduced to {base}", words[0]));
-            words[0] = base;
+        } else if base_at > 0 {
+            notes.push(format!("program {} reduced to {}", words[0], &words[0][base_at..]));
+            words[0].drain(..base_at);
         }
-        // Substitution placeholders (`<(curl …)`) read as the single words they are.
-        let shown: Vec<String> =
-            words.iter().zip(&dynamic).map(|(w, d)| if *d { w.clone() } else { super::quote(w) }).collect();
-        let mut text = shown.join(" ");
-        for r in &redirs {
-            // A here-document's body reads as one quoted word, its lines joined by spaces, so rules
-            // on the program can see what it is fed (`psql << 'DROP TABLE users;'`).
-            let target = super::normalize(&r.target.text);
-            let shown = match (r.op.ends_with("<<") || r.op.ends_with("<<-"), r.target.dynamic) {
-                (true, false) => super::quote(target.split_whitespace().collect::<Vec<_>>().join(" ").as_str()),
-                (true, true) => "…".to_string(),
-                (false, _) => super::quote(&target),
-            };
-            text.push_str(&format!(" {} {shown}", r.op));
-        }
+        let text = canonical_text(&words, &dynamic, &redirs);
         let here = redirs.iter().rev().find(|r| r.feeds_stdin).map(|r| r.target.clone());
         let input = input_after(&redirs, piped);
         if built {
@@ -543,7 +531,7 @@ impl Analyzer {
         }
         let seg = Segment {
             text: text.clone(),
-            redirects: redirs.iter().map(|r| format!("{} {}", r.op, super::normalize(&r.target.text))).collect(),
+            redirects: redirs.iter().map(|r| [r.op.as_str(), " ", &super::normalized(&r.target.text)].concat()).collect(),
             wrappers: u.wrappers,
             origin: self.origin.join(" › "),
             notes,
@@ -630,6 +618,36 @@ impl Analyzer {
         }
         Some(text)
     }
+}
+
+/// A simple command's canonical text: its words, each quoted where needed (substitution
+/// placeholders such as `<(curl …)` read as the single words they are), then its redirections.
+fn canonical_text(words: &[String], dynamic: &[bool], redirs: &[Redir]) -> String {
+    let mut text = String::with_capacity(words.iter().map(|w| w.len() + 1).sum::<usize>() + 8);
+    for (i, (w, d)) in words.iter().zip(dynamic).enumerate() {
+        if i > 0 {
+            text.push(' ');
+        }
+        if *d {
+            text.push_str(w);
+        } else {
+            super::quote_into(&mut text, w);
+        }
+    }
+    for r in redirs {
+        // A here-document's body reads as one quoted word, its lines joined by spaces, so rules
+        // on the program can see what it is fed (`psql << 'DROP TABLE users;'`).
+        let target = super::normalized(&r.target.text);
+        text.push(' ');
+        text.push_str(&r.op);
+        text.push(' ');
+        match (r.op.ends_with("<<") || r.op.ends_with("<<-"), r.target.dynamic) {
+            (true, false) => super::quote_into(&mut text, &target.split_whitespace().collect::<Vec<_>>().join(" ")),
+            (true, true) => text.push('…'),
+            (false, _) => super::quote_into(&mut text, &target),
+        }
+    }
+    text
 }
 
 /// A dynamic program word whose basename is still plain text: `$HOME/bin/tool`, `${DIR}/x`.

@@ -49,6 +49,7 @@ mod tests;
 
 pub use dialect::Dialect;
 pub use normalize::normalize;
+use normalize::normalized;
 
 /// Longest command text analysed; longer input is asked about, never passed.
 pub const MAX_INPUT_BYTES: usize = 64 * 1024;
@@ -197,11 +198,33 @@ pub fn analyze_argv(argv: &[String]) -> Analysis {
 
 /// Quotes a word for canonical text: plain words stay as they are.
 pub fn quote(word: &str) -> String {
-    let plain = !word.is_empty()
-        && !word
-            .chars()
-            .any(|c| c.is_whitespace() || matches!(c, '\'' | '"' | '\\' | ';' | '&' | '|' | '<' | '>' | '(' | ')'));
-    if plain { word.to_string() } else { format!("'{}'", word.replace('\'', r"'\''")) }
+    let mut out = String::with_capacity(word.len() + 2);
+    quote_into(&mut out, word);
+    out
+}
+
+/// Appends `word` quoted as `quote` quotes it: canonical text is written into one string, not
+/// a string per word.
+pub fn quote_into(out: &mut String, word: &str) {
+    if is_plain(word) {
+        out.push_str(word);
+        return;
+    }
+    out.push('\'');
+    for (i, piece) in word.split('\'').enumerate() {
+        if i > 0 {
+            out.push_str(r"'\''");
+        }
+        out.push_str(piece);
+    }
+    out.push('\'');
+}
+
+/// Whether a word reads as itself unquoted: not empty, no blanks, quotes or shell operators.
+fn is_plain(word: &str) -> bool {
+    let special = |c: char| c.is_whitespace() || matches!(c, '\'' | '"' | '\\' | ';' | '&' | '|' | '<' | '>' | '(' | ')');
+    !word.is_empty()
+        && if word.is_ascii() { !word.bytes().any(|b| special(char::from(b))) } else { !word.chars().any(special) }
 }
 
 /// `bytes` quoted for a person to paste into bash or zsh: as `quote` does when they are UTF-8
@@ -228,7 +251,14 @@ pub fn quote_bytes(bytes: &[u8]) -> String {
 
 /// Joins words into canonical text.
 pub fn join(words: &[String]) -> String {
-    words.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")
+    let mut out = String::with_capacity(words.iter().map(|w| w.len() + 1).sum());
+    for (i, w) in words.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        quote_into(&mut out, w);
+    }
+    out
 }
 
 /// The last path component of a program name (`/usr/bin/rm` → `rm`).
