@@ -288,7 +288,7 @@ impl Analyzer {
             Command::Simple(simple) => self.walk_simple(simple, piped),
             Command::Compound { kind, bodies, words, redirects } => {
                 let before = self.out.segments.len();
-                let fields: Vec<Field> = words.iter().flat_map(|w| self.expand(w)).collect();
+                let fields: Vec<Field> = self.expand_words(words);
                 // The syntax tree does not keep a function's name: any function may be `cd`.
                 self.cd_redefined |= *kind == "function";
                 self.compound_arith(kind, &fields);
@@ -377,7 +377,7 @@ impl Analyzer {
             })
             .collect();
         let issues_before = self.out.issues.len();
-        let mut fields: Vec<Field> = cmd.words.iter().flat_map(|w| self.expand(w)).collect();
+        let mut fields: Vec<Field> = self.expand_words(&cmd.words);
         if super::help::is_question_help(&fields) {
             // `pg_dump -?`: the pattern could only match a file named like an option, and the
             // command asks for help whichever it is.
@@ -404,7 +404,7 @@ impl Analyzer {
             }
             for a in cmd.assigns.iter().filter(|a| matches!(a.value.0.as_slice(), [super::ast::Part::Array(_)])) {
                 let super::ast::Part::Array(items) = &a.value.0[0] else { continue };
-                let fields: Vec<Field> = items.iter().flat_map(|w| self.expand(w)).collect();
+                let fields: Vec<Field> = self.expand_words(items);
                 let known = !a.append && fields.iter().all(|f| !f.dynamic);
                 self.set_array(&a.name, known.then(|| fields.into_iter().map(|f| f.text).collect()));
             }
