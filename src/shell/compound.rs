@@ -4,7 +4,7 @@
 use super::ast::{Command, Part, Script, Simple, Word};
 use super::parse::{PResult, ParseError, Parser, Stop};
 
-impl Parser {
+impl Parser<'_> {
     pub(super) fn do_group(&mut self) -> PResult<Script> {
         self.expect_reserved("do")?;
         let body = self.list(Stop { words: &["done"], ..Stop::default() })?;

@@ -36,6 +36,7 @@ mod programs;
 mod reading;
 mod redirect;
 mod sed;
+mod source;
 mod tempdir;
 mod unwrap;
 mod user_programs;

@@ -5,6 +5,7 @@
 
 use super::ast::{AndOr, Command, Pipeline, Script, Word};
 use super::dialect::Dialect;
+use super::source::Source;
 
 /// Deepest nesting of lists, groups and substitutions the parser follows.
 pub const MAX_PARSE_DEPTH: usize = 100;
@@ -28,8 +29,8 @@ impl ParseError {
 
 pub type PResult<T> = Result<T, ParseError>;
 
-pub struct Parser {
-    pub(super) src: Vec<char>,
+pub struct Parser<'a> {
+    pub(super) src: Source<'a>,
     pub(super) pos: usize,
     pub(super) depth: usize,
     /// Where the next here-document body starts once the current line ends: (newline, resume).
@@ -66,7 +67,7 @@ pub fn parse_in(text: &str, dialect: Dialect) -> PResult<(Script, bool)> {
     let mut p = Parser::new(text, dialect);
     let parsed = p.list(Stop::default()).and_then(|script| {
         p.blanks();
-        if p.pos < p.src.len() { p.err(format!("unexpected {:?}", p.src[p.pos])) } else { Ok(script) }
+        if let Some(c) = p.peek() { p.err(format!("unexpected {c:?}")) } else { Ok(script) }
     });
     match parsed {
         Ok(script) => Ok((script, p.sensitive)),
@@ -74,18 +75,15 @@ pub fn parse_in(text: &str, dialect: Dialect) -> PResult<(Script, bool)> {
     }
 }
 
-impl Parser {
+impl Parser<'_> {
     /// bash's `coproc [NAME] COMMAND`: COMMAND runs in a background subshell, read as `( COMMAND )`
     /// (its `cd` and assignments stay there). NAME is given only before a compound command.
     fn coproc(&mut self) -> PResult<Command> {
         self.pos += "coproc".len();
         self.blanks();
-        let name_end = self.src[self.pos..]
-            .iter()
-            .position(|c| !(c.is_ascii_alphanumeric() || *c == '_'))
-            .map_or(self.src.len(), |n| self.pos + n);
+        let name_end = self.src.find(self.pos, |c| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(self.src.len());
         let mut after = name_end;
-        while self.src.get(after).is_some_and(|c| *c == ' ' || *c == '\t') {
+        while self.src.get(after).is_some_and(|c| c == ' ' || c == '\t') {
             after += 1;
         }
         // A reserved word as the parser reads it anywhere (`if`, not `ifconfig`).
@@ -112,18 +110,10 @@ fn background(item: AndOr) -> AndOr {
     }])])
 }
 
-impl Parser {
-    pub fn new(text: &str, dialect: Dialect) -> Parser {
-        // Sized once (`collect` grows from a quarter of the length); ASCII text, the usual
-        // kind, widens byte by byte.
-        let mut src = Vec::with_capacity(text.len());
-        if text.is_ascii() {
-            src.extend(text.bytes().map(char::from));
-        } else {
-            src.extend(text.chars());
-        }
+impl<'a> Parser<'a> {
+    pub fn new(text: &'a str, dialect: Dialect) -> Parser<'a> {
         Parser {
-            src,
+            src: Source::new(text),
             pos: 0,
             depth: 0,
             heredoc_jump: None,
@@ -142,7 +132,7 @@ impl Parser {
     }
 
     /// A parser for text nested in this one (backticks, `${…}` operands), in the same dialect.
-    pub(super) fn sub(&self, text: &str) -> Parser {
+    pub(super) fn sub<'b>(&self, text: &'b str) -> Parser<'b> {
         let mut p = Parser::new(text, self.dialect);
         p.depth = self.depth;
         p
@@ -152,16 +142,19 @@ impl Parser {
         Err(ParseError::at(message, self.pos))
     }
 
+    #[inline]
     pub(super) fn peek(&self) -> Option<char> {
-        self.src.get(self.pos).copied()
+        self.src.get(self.pos)
     }
 
+    #[inline]
     pub(super) fn peek_at(&self, n: usize) -> Option<char> {
-        self.src.get(self.pos + n).copied()
+        self.src.get(self.pos + n)
     }
 
+    #[inline]
     pub(super) fn starts_with(&self, s: &str) -> bool {
-        s.chars().enumerate().all(|(i, c)| self.src.get(self.pos + i) == Some(&c))
+        self.src.starts_with_at(self.pos, s)
     }
 
     pub(super) fn enter(&mut self) -> PResult<()> {
@@ -178,6 +171,7 @@ impl Parser {
     }
 
     /// Skips spaces, tabs, line continuations and comments (not newlines).
+    #[inline]
     pub(super) fn blanks(&mut self) {
         while let Some(c) = self.peek() {
             match c {
@@ -225,7 +219,7 @@ impl Parser {
         let first = self.peek().filter(char::is_ascii)? as u8;
         for w in words {
             if w.as_bytes()[0] == first && self.starts_with(w) {
-                let after = self.src.get(self.pos + w.chars().count()).copied();
+                let after = self.src.get(self.pos + w.chars().count());
                 let ends = match after {
                     None => true,
                     Some(c) => {
@@ -368,7 +362,7 @@ impl Parser {
             self.close_paren()?;
             return self.compound("(", vec![body], vec![], vec![]);
         }
-        if self.bash() && self.starts_with("coproc") && self.src.get(self.pos + 6).is_some_and(|c| c.is_whitespace()) {
+        if self.bash() && self.starts_with("coproc") && self.src.get(self.pos + 6).is_some_and(char::is_whitespace) {
             return self.coproc();
         }
         let reserved = match self.reserved(RESERVED_STARTS) {

@@ -3,6 +3,7 @@
 
 use super::ast::{Assign, Part, Script, Word};
 use super::parse::{PResult, ParseError, Parser};
+use super::source::Source;
 
 fn is_meta(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\r' | '\n' | ';' | '&' | '|' | '<' | '>' | '(' | ')')
@@ -11,20 +12,28 @@ fn is_meta(c: char) -> bool {
 /// Adds literal text to a word, merging with a previous literal of the same quoting.
 /// Appends one character of literal text (no allocation when it extends the last part).
 fn push_char(parts: &mut Vec<Part>, c: char, quoted: bool) {
-    push_chars(parts, &[c], quoted);
-}
-
-/// Appends a run of literal characters: a word's plain stretches are copied at once, not a
-/// character at a time.
-fn push_chars(parts: &mut Vec<Part>, run: &[char], quoted: bool) {
     if let Some(Part::Lit { text, quoted: q }) = parts.last_mut()
         && *q == quoted
     {
-        text.extend(run);
+        text.push(c);
         return;
     }
-    let mut text = String::with_capacity(run.len().max(16));
-    text.extend(run);
+    let mut text = String::with_capacity(16);
+    text.push(c);
+    parts.push(Part::Lit { text, quoted });
+}
+
+/// Appends the literal characters `from..to` of `src`: a word's plain stretches are copied at
+/// once, not a character at a time.
+fn push_run(parts: &mut Vec<Part>, src: &Source<'_>, from: usize, to: usize, quoted: bool) {
+    if let Some(Part::Lit { text, quoted: q }) = parts.last_mut()
+        && *q == quoted
+    {
+        src.push_to(text, from, to);
+        return;
+    }
+    let mut text = String::with_capacity((to - from).max(16));
+    src.push_to(&mut text, from, to);
     parts.push(Part::Lit { text, quoted });
 }
 
@@ -72,10 +81,12 @@ pub fn as_assignment(word: &Word) -> Option<Assign> {
     Some(Assign { name: name.to_string(), value: Word(value), append })
 }
 
-impl Parser {
+impl Parser<'_> {
     /// Reads a word at the cursor; `None` if the cursor is at an operator or end of input.
     pub(super) fn word(&mut self) -> PResult<Option<Word>> {
-        let mut parts = Vec::new();
+        // Most words are one part: room for one keeps the allocation small (four parts, the
+        // default first step, is over 300 bytes).
+        let mut parts = Vec::with_capacity(1);
         let start = self.pos;
         while let Some(c) = self.peek() {
             match c {
@@ -105,12 +116,11 @@ impl Parser {
                 },
                 '\'' => {
                     self.pos += 1;
-                    let end = self.src[self.pos..].iter().position(|&c| c == '\'');
-                    let Some(n) = end else {
+                    let Some(end) = self.src.find(self.pos, |c| c == '\'') else {
                         return self.err("unterminated single quote");
                     };
-                    let text: String = self.src[self.pos..self.pos + n].iter().collect();
-                    self.pos += n + 1;
+                    let text = self.src.string(self.pos, end);
+                    self.pos = end + 1;
                     parts.push(Part::Lit { text, quoted: true });
                 }
                 '"' => {
@@ -132,9 +142,9 @@ impl Parser {
                     parts.push(Part::Subst { script, quoted: false });
                 }
                 _ => {
-                    let run = self.src[self.pos..].iter().position(|&c| ends_plain(c)).unwrap_or(self.src.len() - self.pos);
-                    push_chars(&mut parts, &self.src[self.pos..self.pos + run], false);
-                    self.pos += run;
+                    let end = self.src.find(self.pos, ends_plain).unwrap_or(self.src.len());
+                    push_run(&mut parts, &self.src, self.pos, end, false);
+                    self.pos = end;
                 }
             }
         }
@@ -196,12 +206,10 @@ impl Parser {
                     parts.push(Part::Subst { script, quoted: true });
                 }
                 _ => {
-                    let run = self.src[self.pos..]
-                        .iter()
-                        .position(|&c| Some(c) == end || matches!(c, '\\' | '$' | '`'))
-                        .unwrap_or(self.src.len() - self.pos);
-                    push_chars(&mut parts, &self.src[self.pos..self.pos + run], true);
-                    self.pos += run;
+                    let stop = self.src.find(self.pos, |c| Some(c) == end || matches!(c, '\\' | '$' | '`'));
+                    let stop = stop.unwrap_or(self.src.len());
+                    push_run(&mut parts, &self.src, self.pos, stop, true);
+                    self.pos = stop;
                 }
             }
         }
@@ -324,7 +332,7 @@ impl Parser {
                         if self.depth + deepest > super::parse::MAX_PARSE_DEPTH {
                             return self.limit(format!("nesting deeper than {}", super::parse::MAX_PARSE_DEPTH));
                         }
-                        let raw: String = self.src[body_start..self.pos].iter().collect();
+                        let raw = self.src.string(body_start, self.pos);
                         self.pos += open;
                         return Ok(raw);
                     }
@@ -383,7 +391,7 @@ impl Parser {
                         if self.depth + deepest > super::parse::MAX_PARSE_DEPTH {
                             return self.limit(format!("nesting deeper than {}", super::parse::MAX_PARSE_DEPTH));
                         }
-                        let raw: String = self.src[start..self.pos].iter().collect();
+                        let raw = self.src.string(start, self.pos);
                         self.pos += 1;
                         return Ok(raw);
                     }
@@ -407,7 +415,7 @@ impl Parser {
                     break;
                 }
                 Some('\\') if matches!(self.peek_at(1), Some('`' | '\\' | '$')) => {
-                    inner.push(self.src[self.pos + 1]);
+                    inner.extend(self.peek_at(1));
                     self.pos += 2;
                 }
                 Some(c) => {
