@@ -249,11 +249,13 @@ impl Analyzer {
         }
         let mut texts = Vec::new();
         let mut piped = self.stdin.clone();
+        // Only a pipeline of two or more commands is recorded, its commands' texts joined.
+        let shown = pipeline.0.len() > 1;
         // Each command of a pipeline runs in a subshell: its assignments stay there.
-        let vars = (pipeline.0.len() > 1).then(|| self.env.clone());
+        let vars = shown.then(|| self.env.clone());
         for (i, cmd) in pipeline.0.iter().enumerate() {
             let before = self.out.segments.len();
-            let text = self.walk_command(cmd, piped.take());
+            let text = self.walk_command(cmd, piped.take(), shown);
             if let Some(vars) = &vars {
                 self.env.clone_from(vars);
             }
@@ -283,9 +285,10 @@ impl Analyzer {
         }
     }
 
-    fn walk_command(&mut self, cmd: &Command, piped: Option<Field>) -> Option<String> {
+    /// Walks one command of a pipeline; `shown`: returns how it reads in the pipeline's text.
+    fn walk_command(&mut self, cmd: &Command, piped: Option<Field>, shown: bool) -> Option<String> {
         match cmd {
-            Command::Simple(simple) => self.walk_simple(simple, piped),
+            Command::Simple(simple) => self.walk_simple(simple, piped, shown),
             Command::Compound { kind, bodies, words, redirects } => {
                 let before = self.out.segments.len();
                 let fields: Vec<Field> = self.expand_words(words);
@@ -341,6 +344,9 @@ impl Analyzer {
                 if !redirs.is_empty() {
                     self.command_fields(vec![Field::lit(":")], redirs, None);
                 }
+                if !shown {
+                    return None;
+                }
                 let inner: Vec<String> = self.out.segments[before..].iter().map(|s| s.text.clone()).collect();
                 let (open, close) = if *kind == "(" { ("(", ")") } else { ("{", "}") };
                 Some(format!("{open} {} {close}", inner.join("; ")))
@@ -348,7 +354,7 @@ impl Analyzer {
         }
     }
 
-    fn walk_simple(&mut self, cmd: &Simple, piped: Option<Field>) -> Option<String> {
+    fn walk_simple(&mut self, cmd: &Simple, piped: Option<Field>, shown: bool) -> Option<String> {
         let values: Vec<(String, Field, bool)> = cmd
             .assigns
             .iter()
@@ -409,7 +415,10 @@ impl Analyzer {
                 self.set_array(&a.name, known.then(|| fields.into_iter().map(|f| f.text).collect()));
             }
             // `> file` alone truncates the file, as `: > file` does: rules see it that way.
-            return if redirs.is_empty() { None } else { self.command_fields(vec![Field::lit(":")], redirs, None) };
+            if !redirs.is_empty() {
+                return self.simple_command(vec![Field::lit(":")], redirs, None, shown);
+            }
+            return None;
         }
         if fields.is_empty() {
             // Every word expanded to nothing (`$EMPTY`): nothing runs, unless it is unknown.
@@ -435,7 +444,7 @@ impl Analyzer {
         self.builtin_assigns(&fields);
         self.positional_changed(&fields);
         let called = self.functions.contains_key(&fields[0].text).then(|| fields.clone());
-        let text = self.command_fields(fields, redirs, piped);
+        let text = self.simple_command(fields, redirs, piped, shown);
         if let Some(fields) = called {
             self.call_function(&fields);
         }
@@ -443,11 +452,17 @@ impl Analyzer {
     }
 
     /// One simple command from its expanded words: unwrap, record, follow nested scripts.
-    pub(super) fn command_fields(
+    pub(super) fn command_fields(&mut self, fields: Vec<Field>, redirs: Vec<Redir>, piped: Option<Field>) {
+        self.simple_command(fields, redirs, piped, false);
+    }
+
+    /// `command_fields`; `shown`: returns the command's canonical text, for its pipeline's.
+    fn simple_command(
         &mut self,
         fields: Vec<Field>,
         redirs: Vec<Redir>,
         piped: Option<Field>,
+        shown: bool,
     ) -> Option<String> {
         if self.exhausted {
             return None;
@@ -527,10 +542,11 @@ impl Analyzer {
         if built {
             // `printf '%s\n' build dist | xargs rm -rf`: the commands built from the known
             // input were read above; the template alone (`rm -rf`) never runs.
-            return Some(text);
+            return shown.then_some(text);
         }
+        let pipeline_text = shown.then(|| text.clone());
         let seg = Segment {
-            text: text.clone(),
+            text,
             redirects: redirs.iter().map(|r| [r.op.as_str(), " ", &super::normalized(&r.target.text)].concat()).collect(),
             wrappers: u.wrappers,
             origin: self.origin.join(" › "),
@@ -616,7 +632,7 @@ impl Analyzer {
             };
             self.nested(Nested { origin: format!("{} reading its input", u.words[0].text), kind });
         }
-        Some(text)
+        pipeline_text
     }
 }
 
