@@ -408,7 +408,7 @@ impl Analyzer {
                 let value = super::tempdir::assigned_value(&name, &value).unwrap_or(value);
                 self.set_var(&name, (!value.dynamic).then_some(value.text));
             }
-            for a in cmd.assigns.iter().filter(|a| matches!(a.value.0.as_slice(), [super::ast::Part::Array(_)])) {
+            for a in cmd.assigns.iter().filter(|a| matches!(&*a.value.0, [super::ast::Part::Array(_)])) {
                 let super::ast::Part::Array(items) = &a.value.0[0] else { continue };
                 let fields: Vec<Field> = self.expand_words(items);
                 let known = !a.append && fields.iter().all(|f| !f.dynamic);

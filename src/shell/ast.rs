@@ -55,21 +55,100 @@ impl Redirect {
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct Word(pub Vec<Part>);
+pub struct Word(pub Parts);
 
+impl Word {
+    /// A word of one part.
+    pub fn one(part: Part) -> Word {
+        Word(Parts::One(part))
+    }
+}
+
+/// A word's parts. Most words are one part, kept in place: a vector of its own was an
+/// allocation for every word parsed.
+#[derive(Debug, Clone)]
+pub enum Parts {
+    One(Part),
+    Many(Vec<Part>),
+}
+
+impl Default for Parts {
+    fn default() -> Parts {
+        Parts::Many(Vec::new())
+    }
+}
+
+impl Parts {
+    pub fn push(&mut self, part: Part) {
+        match self {
+            Parts::Many(parts) if parts.is_empty() => *self = Parts::One(part),
+            Parts::Many(parts) => parts.push(part),
+            Parts::One(_) => {
+                if let Parts::One(first) = std::mem::take(self) {
+                    *self = Parts::Many(vec![first, part]);
+                }
+            }
+        }
+    }
+}
+
+impl std::ops::Deref for Parts {
+    type Target = [Part];
+
+    fn deref(&self) -> &[Part] {
+        match self {
+            Parts::One(part) => std::slice::from_ref(part),
+            Parts::Many(parts) => parts,
+        }
+    }
+}
+
+impl std::ops::DerefMut for Parts {
+    fn deref_mut(&mut self) -> &mut [Part] {
+        match self {
+            Parts::One(part) => std::slice::from_mut(part),
+            Parts::Many(parts) => parts,
+        }
+    }
+}
+
+impl IntoIterator for Parts {
+    type Item = Part;
+    type IntoIter = std::iter::Chain<std::option::IntoIter<Part>, std::vec::IntoIter<Part>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        match self {
+            Parts::One(part) => Some(part).into_iter().chain(Vec::new()),
+            Parts::Many(parts) => None.into_iter().chain(parts),
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a Parts {
+    type Item = &'a Part;
+    type IntoIter = std::slice::Iter<'a, Part>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl Extend<Part> for Parts {
+    fn extend<I: IntoIterator<Item = Part>>(&mut self, parts: I) {
+        parts.into_iter().for_each(|part| self.push(part));
+    }
+}
+
+/// Kept at 32 bytes (the rarer parameter and arithmetic parts are boxed): a word holds one in
+/// place, and a command's vector of words grows by them.
 #[derive(Debug, Clone)]
 pub enum Part {
     Lit {
         text: String,
         quoted: bool,
     },
-    /// `$name`, `${name}`; `raw` holds the inside of a `${…}` with operators (`${x:-y}`).
-    Param {
-        name: String,
-        quoted: bool,
-        raw: Option<String>,
-        nested: Vec<Script>,
-    },
+    /// `$name`, `${name}`, `${x:-y}`.
+    Param(Box<Param>),
     /// `$(…)` or backticks.
     Subst {
         script: Script,
@@ -81,10 +160,26 @@ pub enum Part {
         script: Script,
     },
     /// `$((…))`.
-    Arith {
-        raw: String,
-        nested: Vec<Script>,
-    },
+    Arith(Box<Arith>),
     /// `name=(a b c)`.
     Array(Vec<Word>),
+}
+
+const _: () = assert!(std::mem::size_of::<Part>() <= 32 && std::mem::size_of::<Word>() <= 32);
+
+/// A parameter expansion.
+#[derive(Debug, Clone)]
+pub struct Param {
+    pub name: String,
+    pub quoted: bool,
+    /// The inside of a `${…}` with operators (`${x:-y}`).
+    pub raw: Option<String>,
+    pub nested: Vec<Script>,
+}
+
+/// An arithmetic expansion: its text and the substitutions in it.
+#[derive(Debug, Clone)]
+pub struct Arith {
+    pub raw: String,
+    pub nested: Vec<Script>,
 }

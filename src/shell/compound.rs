@@ -138,7 +138,7 @@ impl Parser<'_> {
             let op = ["&&", "||", "(", ")", "<", ">", "!"].into_iter().find(|op| self.starts_with(op));
             if let Some(op) = op {
                 self.pos += op.len();
-                words.push(Word(vec![Part::Lit { text: op.into(), quoted: false }]));
+                words.push(Word::one(Part::Lit { text: op.into(), quoted: false }));
                 continue;
             }
             match self.word()? {

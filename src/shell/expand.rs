@@ -5,7 +5,7 @@
 //! walked as they are met, so their commands are analysed too.
 
 use super::analyze::Analyzer;
-use super::ast::{Part, Word};
+use super::ast::{Arith, Param, Part, Word};
 use super::brace::{brace_expand, sequence};
 use super::{Field, MAX_EXPANDED_BYTES, MAX_WORD_BYTES};
 
@@ -176,7 +176,8 @@ impl Analyzer {
                     brace |= braces && text.as_bytes().contains(&b'{') && (text.contains(',') || text.contains(".."));
                     b.push_unquoted(text);
                 }
-                Part::Param { name, quoted, raw, nested } => {
+                Part::Param(param) => {
+                    let Param { name, quoted, raw, nested } = &**param;
                     for script in nested {
                         self.walk_nested_script(script, "${…}");
                     }
@@ -267,7 +268,8 @@ impl Analyzer {
                     let (_, shown, _) = self.walk_subst(script);
                     b.push_text(&format!("{dir}({shown})"), true);
                 }
-                Part::Arith { raw, nested } => {
+                Part::Arith(arith) => {
+                    let Arith { raw, nested } = &**arith;
                     for script in nested {
                         self.walk_nested_script(script, "$((…))");
                     }

@@ -353,7 +353,7 @@ impl<'a> Parser<'a> {
             let raw = self.balanced_parens(2)?;
             let nested = self.scan_nested(&raw)?;
             // The expression itself, for the variables it names (their values are evaluated).
-            let expr = Word(vec![super::ast::Part::Lit { text: raw, quoted: true }]);
+            let expr = Word::one(super::ast::Part::Lit { text: raw, quoted: true });
             return self.compound("((", vec![], vec![expr], nested);
         }
         if self.peek() == Some('(') {

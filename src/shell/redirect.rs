@@ -91,7 +91,7 @@ impl Parser<'_> {
         }
         self.heredoc_jump = Some((newline, at));
         if quoted {
-            return Ok(Word(vec![Part::Lit { text: body, quoted: true }]));
+            return Ok(Word::one(Part::Lit { text: body, quoted: true }));
         }
         let mut sub = self.sub(&body);
         let word = sub.dquoted_until(None)?;

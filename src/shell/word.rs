@@ -1,7 +1,7 @@
 //! Reading one word: quoting (single, double, backslash, `$'…'`, `$"…"`), parameter expansion,
 //! command substitution (`$(…)` and backticks, nested), process substitution and arithmetic.
 
-use super::ast::{Assign, Part, Script, Word};
+use super::ast::{Arith, Assign, Param, Part, Parts, Script, Word};
 use super::parse::{PResult, ParseError, Parser};
 use super::source::Source;
 
@@ -11,7 +11,7 @@ fn is_meta(c: char) -> bool {
 
 /// Adds literal text to a word, merging with a previous literal of the same quoting.
 /// Appends one character of literal text (no allocation when it extends the last part).
-fn push_char(parts: &mut Vec<Part>, c: char, quoted: bool) {
+fn push_char(parts: &mut Parts, c: char, quoted: bool) {
     if let Some(Part::Lit { text, quoted: q }) = parts.last_mut()
         && *q == quoted
     {
@@ -25,7 +25,7 @@ fn push_char(parts: &mut Vec<Part>, c: char, quoted: bool) {
 
 /// Appends the literal characters `from..to` of `src`: a word's plain stretches are copied at
 /// once, not a character at a time.
-fn push_run(parts: &mut Vec<Part>, src: &Source<'_>, from: usize, to: usize, quoted: bool) {
+fn push_run(parts: &mut Parts, src: &Source<'_>, from: usize, to: usize, quoted: bool) {
     if let Some(Part::Lit { text, quoted: q }) = parts.last_mut()
         && *q == quoted
     {
@@ -42,7 +42,7 @@ fn ends_plain(c: char) -> bool {
     is_meta(c) || matches!(c, '\\' | '\'' | '"' | '$' | '`')
 }
 
-fn push_lit(parts: &mut Vec<Part>, s: &str, quoted: bool) {
+fn push_lit(parts: &mut Parts, s: &str, quoted: bool) {
     if let Some(Part::Lit { text, quoted: q }) = parts.last_mut()
         && *q == quoted
     {
@@ -72,7 +72,7 @@ pub fn as_assignment(word: &Word) -> Option<Assign> {
     {
         return None;
     }
-    let mut value = Vec::new();
+    let mut value = Parts::default();
     let rest = &text[eq + 1..];
     if !rest.is_empty() {
         value.push(Part::Lit { text: rest.to_string(), quoted: false });
@@ -84,9 +84,7 @@ pub fn as_assignment(word: &Word) -> Option<Assign> {
 impl Parser<'_> {
     /// Reads a word at the cursor; `None` if the cursor is at an operator or end of input.
     pub(super) fn word(&mut self) -> PResult<Option<Word>> {
-        // Most words are one part: room for one keeps the allocation small (four parts, the
-        // default first step, is over 300 bytes).
-        let mut parts = Vec::with_capacity(1);
+        let mut parts = Parts::default();
         let start = self.pos;
         while let Some(c) = self.peek() {
             match c {
@@ -173,7 +171,7 @@ impl Parser<'_> {
     /// Double-quoted text up to `end` (or to end of input for here-document bodies, where `"`
     /// is an ordinary character).
     pub(super) fn dquoted_until(&mut self, end: Option<char>) -> PResult<Word> {
-        let mut parts = Vec::new();
+        let mut parts = Parts::default();
         loop {
             let Some(c) = self.peek() else {
                 return match end {
@@ -215,7 +213,7 @@ impl Parser<'_> {
         }
     }
 
-    fn dollar(&mut self, parts: &mut Vec<Part>, quoted: bool) -> PResult<()> {
+    fn dollar(&mut self, parts: &mut Parts, quoted: bool) -> PResult<()> {
         let next = self.peek_at(1);
         match next {
             // dash reads `$'…'` and `$"…"` as a `$` and a quoted string.
@@ -239,7 +237,7 @@ impl Parser<'_> {
                 match self.balanced_parens(2) {
                     Ok(raw) => {
                         let nested = self.scan_nested(&raw)?;
-                        parts.push(Part::Arith { raw, nested });
+                        parts.push(Part::Arith(Box::new(Arith { raw, nested })));
                     }
                     Err(_) => {
                         // `$( (a); b )`: a command substitution starting with a subshell.
@@ -261,7 +259,7 @@ impl Parser<'_> {
                 let simple = ident_len == raw.chars().count() && ident_len > 0;
                 let special = raw.chars().count() == 1 && "@*#?$!-0".contains(raw.as_str());
                 if simple || special {
-                    parts.push(Part::Param { name: raw, quoted, raw: None, nested: vec![] });
+                    parts.push(Part::Param(Box::new(Param { name: raw, quoted, raw: None, nested: vec![] })));
                 } else {
                     let name: String = raw
                         .trim_start_matches(['#', '!'])
@@ -269,7 +267,7 @@ impl Parser<'_> {
                         .take_while(|c| c.is_alphanumeric() || *c == '_')
                         .collect();
                     let nested = self.scan_nested(&raw)?;
-                    parts.push(Part::Param { name, quoted, raw: Some(raw), nested });
+                    parts.push(Part::Param(Box::new(Param { name, quoted, raw: Some(raw), nested })));
                 }
             }
             Some(c) if c.is_ascii_alphabetic() || c == '_' => {
@@ -279,11 +277,11 @@ impl Parser<'_> {
                     name.push(c);
                     self.pos += 1;
                 }
-                parts.push(Part::Param { name, quoted, raw: None, nested: vec![] });
+                parts.push(Part::Param(Box::new(Param { name, quoted, raw: None, nested: vec![] })));
             }
             Some(c) if c.is_ascii_digit() || "@*#?$!-".contains(c) => {
                 self.pos += 2;
-                parts.push(Part::Param { name: c.to_string(), quoted, raw: None, nested: vec![] });
+                parts.push(Part::Param(Box::new(Param { name: c.to_string(), quoted, raw: None, nested: vec![] })));
             }
             _ => {
                 push_lit(parts, "$", quoted);
@@ -358,7 +356,8 @@ impl Parser<'_> {
         for part in word.0 {
             match part {
                 Part::Subst { script, .. } | Part::Proc { script, .. } => out.push(script),
-                Part::Param { nested, .. } | Part::Arith { nested, .. } => out.extend(nested),
+                Part::Param(p) => out.extend(p.nested),
+                Part::Arith(a) => out.extend(a.nested),
                 _ => {}
             }
         }
