@@ -2,6 +2,7 @@
 //! scripts (substitutions, `bash -c`, `eval`, `ssh host cmd`, interpreter one-liners, here-docs
 //! fed to a shell) are walked recursively, and pipelines are recorded for pipeline rules.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use super::ast::{Command, Pipeline, Script, Simple};
@@ -20,7 +21,7 @@ pub struct Analyzer {
     pub(super) origin: Vec<String>,
     /// What a command at the start of a pipeline reads on standard input: cmdguard's own input
     /// at top level (the agent's, so unknown), or what a compound command is fed.
-    pub(super) stdin: Option<Field>,
+    pub(super) stdin: Input,
     /// Set while expanding when a word takes text decoded at run time (`$(… | base64 -d)`, or a
     /// variable assigned such text); read and cleared by the command that owns the words.
     pub(super) decoded: bool,
@@ -82,20 +83,26 @@ impl Redir {
     }
 }
 
+/// What a command reads on standard input, if anything is known of it. Every pipeline at top
+/// level starts with cmdguard's own input, borrowed rather than copied for each.
+pub(super) type Input = Option<Cow<'static, Field>>;
+
 /// What standard input holds after `redirs`, given what it held before: a here-document or
 /// here-string body, nothing known for a file (it is read like a script file operand), or the
 /// inherited input.
-fn input_after(redirs: &[Redir], inherited: Option<Field>) -> Option<Field> {
+fn input_after(redirs: &[Redir], inherited: Input) -> Input {
     match redirs.iter().rev().find(|r| r.feeds_stdin || r.reads_file()) {
-        Some(r) if r.feeds_stdin => Some(r.target.clone()),
+        Some(r) if r.feeds_stdin => Some(Cow::Owned(r.target.clone())),
         Some(_) => None,
         None => inherited,
     }
 }
 
 /// The input cmdguard itself was given: the agent controls it, so it is never known.
-fn own_input() -> Option<Field> {
-    Some(Field { text: "cmdguard's standard input".into(), dynamic: true })
+fn own_input() -> Input {
+    static OWN: std::sync::LazyLock<Field> =
+        std::sync::LazyLock::new(|| Field { text: "cmdguard's standard input".into(), dynamic: true });
+    Some(Cow::Borrowed(&OWN))
 }
 
 impl Analyzer {
@@ -269,13 +276,13 @@ impl Analyzer {
             let one = matches!(cmd, Command::Simple(_)) && self.out.segments.len() == before + 1;
             let known = if one { self.trivial_output(before) } else { None };
             let added = &self.out.segments[before.min(self.out.segments.len())..];
-            piped = Some(known.map_or_else(
+            piped = Some(Cow::Owned(known.map_or_else(
                 || {
                     let shown = added.iter().map(|s| s.text.as_str()).collect::<Vec<_>>().join("; ");
                     Field { text: format!("the output of `{shown}`"), dynamic: true }
                 },
                 Field::lit,
-            ));
+            )));
         }
         if texts.len() > 1 {
             if self.possible.is_some() {
@@ -286,7 +293,7 @@ impl Analyzer {
     }
 
     /// Walks one command of a pipeline; `shown`: returns how it reads in the pipeline's text.
-    fn walk_command(&mut self, cmd: &Command, piped: Option<Field>, shown: bool) -> Option<String> {
+    fn walk_command(&mut self, cmd: &Command, piped: Input, shown: bool) -> Option<String> {
         match cmd {
             Command::Simple(simple) => self.walk_simple(simple, piped, shown),
             Command::Compound { kind, bodies, words, redirects } => {
@@ -354,7 +361,7 @@ impl Analyzer {
         }
     }
 
-    fn walk_simple(&mut self, cmd: &Simple, piped: Option<Field>, shown: bool) -> Option<String> {
+    fn walk_simple(&mut self, cmd: &Simple, piped: Input, shown: bool) -> Option<String> {
         let values: Vec<(String, Field, bool)> = cmd
             .assigns
             .iter()
@@ -452,7 +459,7 @@ impl Analyzer {
     }
 
     /// One simple command from its expanded words: unwrap, record, follow nested scripts.
-    pub(super) fn command_fields(&mut self, fields: Vec<Field>, redirs: Vec<Redir>, piped: Option<Field>) {
+    pub(super) fn command_fields(&mut self, fields: Vec<Field>, redirs: Vec<Redir>, piped: Input) {
         self.simple_command(fields, redirs, piped, false);
     }
 
@@ -461,7 +468,7 @@ impl Analyzer {
         &mut self,
         fields: Vec<Field>,
         redirs: Vec<Redir>,
-        piped: Option<Field>,
+        piped: Input,
         shown: bool,
     ) -> Option<String> {
         if self.exhausted {
@@ -474,7 +481,7 @@ impl Analyzer {
         let mut fields = fields;
         let built = matches!(super::basename(&fields[0].text), "xargs" | "parallel")
             && !fields[0].dynamic
-            && self.built_commands(&fields, piped.as_ref());
+            && self.built_commands(&fields, piped.as_deref());
         let run = fields.first().filter(|f| !f.dynamic).map(|f| f.text.trim_start_matches("./"));
         match run.and_then(|f| self.copied_as(f)) {
             // Found in PATH, the name may be the copy or the program it always named: which one
@@ -525,18 +532,19 @@ impl Analyzer {
             );
         }
         let mut notes = u.notes;
-        let mut dynamic: Vec<bool> = u.words.iter().map(|f| f.dynamic).collect();
+        // Words added in front of the program's (`service`) are known.
+        let mut added = 0;
         if ["/etc/init.d/", "/etc/rc.d/init.d/", "/etc/rc.d/"].iter().any(|dir| words[0].starts_with(dir)) {
             // An init script is a service: `/etc/init.d/ssh stop` reads `service ssh stop`.
             let base = words[0][base_at..].to_string();
             notes.push(format!("init script {} read as `service {base}`", words[0]));
             words.splice(0..1, ["service".to_string(), base]);
-            dynamic.insert(0, false);
+            added = 1;
         } else if base_at > 0 {
             notes.push(format!("program {} reduced to {}", words[0], &words[0][base_at..]));
             words[0].drain(..base_at);
         }
-        let text = canonical_text(&words, &dynamic, &redirs);
+        let text = canonical_text(&words, |i| i >= added && u.words[i - added].dynamic, &redirs);
         let here = redirs.iter().rev().find(|r| r.feeds_stdin).map(|r| r.target.clone());
         let input = input_after(&redirs, piped);
         if built {
@@ -622,7 +630,7 @@ impl Analyzer {
             }
         }
         if let Some(reader) = u.stdin
-            && let Some(body) = input
+            && let Some(body) = input.map(Cow::into_owned)
         {
             let kind = match reader {
                 StdinUse::Shell => NestedKind::Script(body),
@@ -638,13 +646,13 @@ impl Analyzer {
 
 /// A simple command's canonical text: its words, each quoted where needed (substitution
 /// placeholders such as `<(curl …)` read as the single words they are), then its redirections.
-fn canonical_text(words: &[String], dynamic: &[bool], redirs: &[Redir]) -> String {
+fn canonical_text(words: &[String], dynamic: impl Fn(usize) -> bool, redirs: &[Redir]) -> String {
     let mut text = String::with_capacity(words.iter().map(|w| w.len() + 1).sum::<usize>() + 8);
-    for (i, (w, d)) in words.iter().zip(dynamic).enumerate() {
+    for (i, w) in words.iter().enumerate() {
         if i > 0 {
             text.push(' ');
         }
-        if *d {
+        if dynamic(i) {
             text.push_str(w);
         } else {
             super::quote_into(&mut text, w);

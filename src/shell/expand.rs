@@ -43,15 +43,19 @@ impl Builder {
     }
 
     /// Text the shell globs: literal text outside quotes, or an unquoted expansion's value.
-    fn push_unquoted(&mut self, text: &str) {
+    /// Says whether it holds a `{`.
+    fn push_unquoted(&mut self, text: &str) -> bool {
+        let mut brace = false;
         for c in text.bytes() {
             match c {
                 b'=' => self.cur_eq = true,
                 b'*' | b'?' | b'[' if !self.cur_eq => self.cur_glob = true,
+                b'{' => brace = true,
                 _ => {}
             }
         }
         self.push_text(text, false);
+        brace
     }
 
     fn end_field(&mut self) {
@@ -173,8 +177,8 @@ impl Analyzer {
                     b.push_text(text, false);
                 }
                 Part::Lit { text, quoted: false } => {
-                    brace |= braces && text.as_bytes().contains(&b'{') && (text.contains(',') || text.contains(".."));
-                    b.push_unquoted(text);
+                    let open = b.push_unquoted(text);
+                    brace |= braces && open && (text.contains(',') || text.contains(".."));
                 }
                 Part::Param(param) => {
                     let Param { name, quoted, raw, nested } = &**param;
@@ -443,8 +447,9 @@ fn always_set(name: &str) -> bool {
 /// a directory stack entry (`~root`, `~+`, `~-`); plain `~` and `~/…` are kept as home.
 fn tilde_prefix(word: &Word) -> bool {
     let Some(Part::Lit { text, quoted: false }) = word.0.first() else { return false };
-    text.char_indices().any(|(i, c)| {
-        c == '~'
+    // `~` is one byte in UTF-8, and no other character's bytes hold it.
+    text.bytes().enumerate().any(|(i, c)| {
+        c == b'~'
             && (i == 0 || text[..i].ends_with(['=', ':']))
             && text[i + 1..].chars().next().is_some_and(|n| n != '/' && n != ':')
     })
