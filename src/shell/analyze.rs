@@ -179,7 +179,7 @@ impl Analyzer {
     /// for a bare name the shell looks up in PATH, any file of that name written earlier (PATH
     /// may name its directory: `echo … > ~/bin/git; chmod +x ~/bin/git; git status`).
     fn written_run(&self, run: &str) -> Option<String> {
-        let path = run.trim_start_matches("./");
+        let path = super::without_dot_slash(run);
         if let Some(text) = self.written.get(path) {
             return Some(text.clone());
         }
@@ -345,7 +345,7 @@ impl Analyzer {
                 if let Some(file) = target.filter(|r| !r.target.dynamic).map(|r| r.target.text.clone())
                     && let Some(text) = self.group_output(before)
                 {
-                    self.written.insert(file.trim_start_matches("./").to_string(), text);
+                    self.written.insert(super::without_dot_slash(&file).to_string(), text);
                 }
                 // `{ …; } > file` writes the file whatever the body does: rules see `: > file`.
                 if !redirs.is_empty() {
@@ -482,7 +482,7 @@ impl Analyzer {
         let built = matches!(super::basename(&fields[0].text), "xargs" | "parallel")
             && !fields[0].dynamic
             && self.built_commands(&fields, piped.as_deref());
-        let run = fields.first().filter(|f| !f.dynamic).map(|f| f.text.trim_start_matches("./"));
+        let run = fields.first().filter(|f| !f.dynamic).map(|f| super::without_dot_slash(&f.text));
         match run.and_then(|f| self.copied_as(f)) {
             // Found in PATH, the name may be the copy or the program it always named: which one
             // depends on PATH when it runs (`cp /bin/rm ~/bin/ls; ls -rf ~`).
@@ -586,7 +586,7 @@ impl Analyzer {
         self.out.segments.push(seg);
         let index = self.out.segments.len() - 1;
         if let Some((file, text)) = self.written_file(index) {
-            self.written.insert(file.trim_start_matches("./").to_string(), text);
+            self.written.insert(super::without_dot_slash(&file).to_string(), text);
         }
         let out = self.out.segments[index].redirects.iter().rev().find_map(|r| {
             r.strip_prefix("> ").or_else(|| r.strip_prefix(">| ")).or_else(|| r.strip_prefix("1> ")).map(String::from)
@@ -597,7 +597,7 @@ impl Analyzer {
         {
             // `echo 'rm -rf ~' | tee x.sh`: tee writes what it reads to each file.
             for f in u.words[1..].iter().filter(|f| !f.dynamic && !f.text.starts_with('-')) {
-                self.written.insert(f.text.trim_start_matches("./").to_string(), text.text.clone());
+                self.written.insert(super::without_dot_slash(&f.text).to_string(), text.text.clone());
             }
         }
         // A script written earlier in this command and run now (`echo … > x.sh && bash x.sh`).

@@ -124,7 +124,7 @@ impl Analyzer {
             NestedKind::Possible(_) => unreachable!("read above"),
             NestedKind::File(path, reading) => {
                 // Only a file this command wrote is known; one on disk is like a script file.
-                if let Some(text) = self.written.get(path.trim_start_matches("./")).cloned() {
+                if let Some(text) = self.written.get(super::without_dot_slash(&path)).cloned() {
                     let origin = format!("{path}, written earlier in this command");
                     let script = NestedKind::Script(Field::lit(text.clone()));
                     let kinds = match reading {

@@ -129,7 +129,7 @@ impl Segment {
         self.operands()
             .into_iter()
             .map(|w| match &self.cwd {
-                Some(dir) if relative(w) => format!("{dir}/{}", w.trim_start_matches("./")).into(),
+                Some(dir) if relative(w) => format!("{dir}/{}", without_dot_slash(w)).into(),
                 _ => w.into(),
             })
             .collect()
@@ -275,6 +275,15 @@ pub fn join(words: &[String]) -> String {
         quote_into(&mut out, w);
     }
     out
+}
+
+/// `path` without its leading `./` (every one of them, as `trim_start_matches("./")` removes
+/// them, without building a substring searcher for each call).
+fn without_dot_slash(mut path: &str) -> &str {
+    while let Some(rest) = path.strip_prefix("./") {
+        path = rest;
+    }
+    path
 }
 
 /// The last path component of a program name (`/usr/bin/rm` → `rm`).
