@@ -63,7 +63,8 @@ pub fn as_assignment(word: &Word) -> Option<Assign> {
     let Some(Part::Lit { text, quoted: false }) = word.0.first() else {
         return None;
     };
-    let eq = text.find('=')?;
+    // A byte loop: `str::find` sets up a memchr search, dear for a word's few bytes.
+    let eq = text.bytes().position(|b| b == b'=')?;
     let append = text[..eq].ends_with('+');
     let name = text[..eq].strip_suffix('+').unwrap_or(&text[..eq]);
     let mut chars = name.chars();
