@@ -6,10 +6,10 @@ pub struct Script(pub Vec<AndOr>);
 
 /// Pipelines joined by `&&` / `||` (the operators do not change what may run).
 #[derive(Debug, Clone)]
-pub struct AndOr(pub Vec<Pipeline>);
+pub struct AndOr(pub Items<Pipeline>);
 
 #[derive(Debug, Clone)]
-pub struct Pipeline(pub Vec<Command>);
+pub struct Pipeline(pub Items<Command>);
 
 #[derive(Debug, Clone)]
 pub enum Command {
@@ -66,76 +66,80 @@ impl Word {
 
 /// A word's parts. Most words are one part, kept in place: a vector of its own was an
 /// allocation for every word parsed.
+pub type Parts = Items<Part>;
+
+/// A sequence that is nearly always one item (a word's parts, a pipeline's commands, an and-or
+/// list's pipelines): one is kept in place, more spill into a vector. Reads as a slice.
 #[derive(Debug, Clone)]
-pub enum Parts {
-    One(Part),
-    Many(Vec<Part>),
+pub enum Items<T> {
+    One(T),
+    Many(Vec<T>),
 }
 
-impl Default for Parts {
-    fn default() -> Parts {
-        Parts::Many(Vec::new())
+impl<T> Default for Items<T> {
+    fn default() -> Items<T> {
+        Items::Many(Vec::new())
     }
 }
 
-impl Parts {
-    pub fn push(&mut self, part: Part) {
+impl<T> Items<T> {
+    pub fn push(&mut self, item: T) {
         match self {
-            Parts::Many(parts) if parts.is_empty() => *self = Parts::One(part),
-            Parts::Many(parts) => parts.push(part),
-            Parts::One(_) => {
-                if let Parts::One(first) = std::mem::take(self) {
-                    *self = Parts::Many(vec![first, part]);
+            Items::Many(items) if items.is_empty() => *self = Items::One(item),
+            Items::Many(items) => items.push(item),
+            Items::One(_) => {
+                if let Items::One(first) = std::mem::take(self) {
+                    *self = Items::Many(vec![first, item]);
                 }
             }
         }
     }
 }
 
-impl std::ops::Deref for Parts {
-    type Target = [Part];
+impl<T> std::ops::Deref for Items<T> {
+    type Target = [T];
 
-    fn deref(&self) -> &[Part] {
+    fn deref(&self) -> &[T] {
         match self {
-            Parts::One(part) => std::slice::from_ref(part),
-            Parts::Many(parts) => parts,
+            Items::One(item) => std::slice::from_ref(item),
+            Items::Many(items) => items,
         }
     }
 }
 
-impl std::ops::DerefMut for Parts {
-    fn deref_mut(&mut self) -> &mut [Part] {
+impl<T> std::ops::DerefMut for Items<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
         match self {
-            Parts::One(part) => std::slice::from_mut(part),
-            Parts::Many(parts) => parts,
+            Items::One(item) => std::slice::from_mut(item),
+            Items::Many(items) => items,
         }
     }
 }
 
-impl IntoIterator for Parts {
-    type Item = Part;
-    type IntoIter = std::iter::Chain<std::option::IntoIter<Part>, std::vec::IntoIter<Part>>;
+impl<T> IntoIterator for Items<T> {
+    type Item = T;
+    type IntoIter = std::iter::Chain<std::option::IntoIter<T>, std::vec::IntoIter<T>>;
 
     fn into_iter(self) -> Self::IntoIter {
         match self {
-            Parts::One(part) => Some(part).into_iter().chain(Vec::new()),
-            Parts::Many(parts) => None.into_iter().chain(parts),
+            Items::One(item) => Some(item).into_iter().chain(Vec::new()),
+            Items::Many(items) => None.into_iter().chain(items),
         }
     }
 }
 
-impl<'a> IntoIterator for &'a Parts {
-    type Item = &'a Part;
-    type IntoIter = std::slice::Iter<'a, Part>;
+impl<'a, T> IntoIterator for &'a Items<T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
 
     fn into_iter(self) -> Self::IntoIter {
         self.iter()
     }
 }
 
-impl Extend<Part> for Parts {
-    fn extend<I: IntoIterator<Item = Part>>(&mut self, parts: I) {
-        parts.into_iter().for_each(|part| self.push(part));
+impl<T> Extend<T> for Items<T> {
+    fn extend<I: IntoIterator<Item = T>>(&mut self, items: I) {
+        items.into_iter().for_each(|item| self.push(item));
     }
 }
 

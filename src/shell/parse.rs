@@ -3,7 +3,7 @@
 //! read in `word.rs`. The parser never guesses: input it cannot read is an error, and the caller
 //! asks the user instead of passing the command.
 
-use super::ast::{AndOr, Command, Pipeline, Script, Word};
+use super::ast::{AndOr, Command, Items, Pipeline, Script, Word};
 use super::dialect::Dialect;
 use super::source::Source;
 
@@ -94,7 +94,7 @@ impl Parser<'_> {
             self.pos = after;
         }
         let inner = self.command()?;
-        let body = Script(vec![AndOr(vec![Pipeline(vec![inner])])]);
+        let body = Script(vec![AndOr(Items::One(Pipeline(Items::One(inner))))]);
         self.compound("(", vec![body], vec![], vec![])
     }
 }
@@ -102,12 +102,12 @@ impl Parser<'_> {
 /// `X &`, read as the subshell `( X )` it runs in.
 fn background(item: AndOr) -> AndOr {
     let body = Script(vec![item]);
-    AndOr(vec![Pipeline(vec![Command::Compound {
+    AndOr(Items::One(Pipeline(Items::One(Command::Compound {
         kind: "(",
         bodies: vec![body],
         words: Vec::new(),
         redirects: Vec::new(),
-    }])])
+    }))))
 }
 
 impl<'a> Parser<'a> {
@@ -262,7 +262,8 @@ impl<'a> Parser<'a> {
 
     pub(super) fn list(&mut self, stop: Stop) -> PResult<Script> {
         self.enter()?;
-        let mut items = Vec::new();
+        // Room for one: a line is nearly always one and-or list.
+        let mut items = Vec::with_capacity(1);
         loop {
             self.blanks_and_newlines();
             if self.at_stop(stop) {
@@ -296,7 +297,7 @@ impl<'a> Parser<'a> {
     }
 
     fn and_or(&mut self) -> PResult<AndOr> {
-        let mut pipelines = vec![self.pipeline()?];
+        let mut pipelines = Items::One(self.pipeline()?);
         loop {
             self.blanks();
             if self.starts_with("&&") || self.starts_with("||") {
@@ -328,7 +329,7 @@ impl<'a> Parser<'a> {
                 self.pos = save;
             }
         }
-        let mut cmds = vec![self.command()?];
+        let mut cmds = Items::One(self.command()?);
         loop {
             self.blanks();
             if self.starts_with("|&") {
