@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::cli::{CheckArgs, Global};
 use crate::decide::{Decision, Verdict, decide};
 use crate::rules::Policy;
-use crate::shell::{Dialect, analyze_script_in};
+use crate::shell::{Analysis, Dialect, analyze_script_into};
 use crate::term::escape;
 
 pub fn run(global: &Global, args: &CheckArgs) -> Result<u8> {
@@ -119,6 +119,7 @@ fn write_batch(policy: &Policy, dialect: Dialect) -> std::io::Result<()> {
     let mut stdin = std::io::stdin().lock();
     let mut out = BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
     let mut line = Vec::new();
+    let mut analysis = Analysis::default();
     while let Some(fits) = read_line(&mut stdin, &mut line, MAX_BATCH_LINE)? {
         if !fits {
             let command = format!("{}…", String::from_utf8_lossy(&line[..line.len().min(80)]));
@@ -132,8 +133,10 @@ fn write_batch(policy: &Policy, dialect: Dialect) -> std::io::Result<()> {
             Err(_) => String::from_utf8_lossy(&line),
         };
         let command = command.strip_suffix('\r').unwrap_or(&command);
-        let decision = decide(policy, &analyze_script_in(command, dialect));
+        analyze_script_into(command, dialect, &mut analysis);
+        let decision = decide(policy, &analysis);
         write_record(&mut out, &record(command, policy, &decision))?;
+        analysis.clear();
     }
     out.flush()
 }

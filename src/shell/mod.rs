@@ -168,6 +168,16 @@ pub struct Analysis {
 }
 
 impl Analysis {
+    /// Empties it, keeping the vectors' room for the next command.
+    pub fn clear(&mut self) {
+        self.lines.clear();
+        self.segments.clear();
+        self.pipelines.clear();
+        self.issues.clear();
+        self.possible_lines.clear();
+        self.possible_pipelines.clear();
+    }
+
     /// Whether a unit was only guessed from an unknown program's operands.
     pub fn is_possible(&self, segment: Option<usize>, pipeline: Option<usize>, line: Option<usize>) -> bool {
         segment.is_some_and(|i| self.segments[i].possible.is_some())
@@ -184,9 +194,18 @@ pub fn analyze_script(text: &str) -> Analysis {
 
 /// Analyses shell text as the shell of `dialect` reads it.
 pub fn analyze_script_in(text: &str, dialect: Dialect) -> Analysis {
-    let mut a = analyze::Analyzer::default();
+    let mut out = Analysis::default();
+    analyze_script_into(text, dialect, &mut out);
+    out
+}
+
+/// `analyze_script_in` into `out`, which is cleared first: a batch reuses one `Analysis`, and
+/// its vectors, for every command.
+pub fn analyze_script_into(text: &str, dialect: Dialect, out: &mut Analysis) {
+    out.clear();
+    let mut a = analyze::Analyzer { out: std::mem::take(out), ..analyze::Analyzer::default() };
     a.top_script(text, dialect);
-    a.finish()
+    *out = a.finish();
 }
 
 /// Analyses a command given as argv (`-- PROG ARGS…`): no shell parses it, but wrappers and
