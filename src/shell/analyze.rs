@@ -464,13 +464,7 @@ impl Analyzer {
     }
 
     /// `command_fields`; `shown`: returns the command's canonical text, for its pipeline's.
-    fn simple_command(
-        &mut self,
-        fields: Vec<Field>,
-        redirs: Vec<Redir>,
-        piped: Input,
-        shown: bool,
-    ) -> Option<String> {
+    fn simple_command(&mut self, fields: Vec<Field>, redirs: Vec<Redir>, piped: Input, shown: bool) -> Option<String> {
         if self.exhausted {
             return None;
         }
@@ -567,7 +561,10 @@ impl Analyzer {
         let pipeline_text = shown.then(|| text.clone());
         let seg = Segment {
             text,
-            redirects: redirs.iter().map(|r| [r.op.as_str(), " ", &super::normalized(&r.target.text)].concat()).collect(),
+            redirects: redirs
+                .iter()
+                .map(|r| [r.op.as_str(), " ", &super::normalized(&r.target.text)].concat())
+                .collect(),
             wrappers: u.wrappers,
             origin: self.origin.join(" › "),
             notes,
@@ -659,11 +656,11 @@ impl Analyzer {
 /// Programs whose operands `simple_command` reads again after their segment is recorded: files
 /// copied or written (`cp`, `tee`, `cat`, …), directories entered, aliases, scripts run.
 fn later_reads_operands(program: &str) -> bool {
-    matches!(
-        program,
-        "ln" | "cp" | "install" | "mv" | "rsync" | "dd" | "cat" | "tee" | "cd" | "pushd" | "popd" | "alias" | "enable"
-            | "source" | "."
-    ) || super::nested::SHELLS.contains(&program)
+    const REREAD: &[&str] = &[
+        "ln", "cp", "install", "mv", "rsync", "dd", "cat", "tee", "cd", "pushd", "popd", "alias", "enable", "source",
+        ".",
+    ];
+    REREAD.contains(&program) || super::nested::SHELLS.contains(&program)
 }
 
 /// A simple command's canonical text: its words, each quoted where needed (substitution

@@ -257,7 +257,8 @@ impl Name<'_> {
 
     /// FNV-1a of the name's bytes, as `build/programs.rs` hashes the names into the index tables.
     fn hash(self) -> u64 {
-        let fold = |h: u64, bytes: &[u8]| bytes.iter().fold(h, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+        let fold =
+            |h: u64, bytes: &[u8]| bytes.iter().fold(h, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
         let h = fold(0xcbf2_9ce4_8422_2325, self.0.as_bytes());
         match self.1 {
             Some(sub) => fold(fold(h, b" "), sub.as_bytes()),

@@ -22,7 +22,8 @@ impl Analyzer {
     pub(super) fn walk_subst(&mut self, script: &Script) -> (Option<String>, String, bool) {
         let before = self.out.segments.len();
         self.walk_nested_script(script, "$(…)");
-        let single = matches!(script.0.as_slice(), [a] if matches!(&*a.0, [p] if matches!(&*p.0, [Command::Simple(_)])));
+        let single =
+            matches!(script.0.as_slice(), [a] if matches!(&*a.0, [p] if matches!(&*p.0, [Command::Simple(_)])));
         let out = if single && self.out.segments.len() == before + 1 {
             self.trivial_output(before).map(|o| o.trim_end_matches('\n').to_string())
         } else {
