@@ -497,25 +497,13 @@ impl Analyzer {
             Some(super::later::Copied { program: None, .. }) => fields[0].dynamic = true,
             None => {}
         }
-        let mut u = super::unwrap::unwrap(fields);
+        let u = super::unwrap::unwrap(fields);
         if let Some(limit) = &u.limit {
             self.issue(IssueKind::TooComplex, limit.clone());
         }
         self.later_code(&u.words);
         // Rules see words normalized (`ｒｍ` is `rm`); what the shell parsed was the exact text.
-        let mut words = Vec::with_capacity(u.words.len() + 1);
-        words.push(super::normalize(&u.words[0].text));
-        // The operands' texts move into the segment where normalizing leaves them as they are,
-        // unless the code below reads them again (copies, `tee`, `cd`, scripts run by name).
-        let rereads = |program: &str| later_reads_operands(super::basename(program));
-        let moved = !rereads(&u.words[0].text) && !rereads(&words[0]);
-        for f in &mut u.words[1..] {
-            let normalized = super::normalized(&f.text);
-            words.push(match normalized {
-                Cow::Borrowed(_) if moved => std::mem::take(&mut f.text),
-                _ => normalized.into_owned(),
-            });
-        }
+        let mut words: Vec<String> = u.words.iter().map(|f| super::normalize(&f.text)).collect();
         let program = &u.words[0];
         // An npm package (`@scope/cli`, run by npx) is a name, not a path.
         let base = if words[0].starts_with('@') { &words[0] } else { super::basename(&words[0]) };
@@ -651,16 +639,6 @@ impl Analyzer {
         }
         pipeline_text
     }
-}
-
-/// Programs whose operands `simple_command` reads again after their segment is recorded: files
-/// copied or written (`cp`, `tee`, `cat`, …), directories entered, aliases, scripts run.
-fn later_reads_operands(program: &str) -> bool {
-    const REREAD: &[&str] = &[
-        "ln", "cp", "install", "mv", "rsync", "dd", "cat", "tee", "cd", "pushd", "popd", "alias", "enable", "source",
-        ".",
-    ];
-    REREAD.contains(&program) || super::nested::SHELLS.contains(&program)
 }
 
 /// A simple command's canonical text: its words, each quoted where needed (substitution
