@@ -122,7 +122,7 @@ fn hashed(keys: &[&str]) -> Vec<u16> {
     table
 }
 
-/// FNV-1a, as `shell::catalog::name_hash` (a test there finds every name through the tables).
+/// FNV-1a, as `shell::catalog::Name::hash` (a test there finds every name through the tables).
 fn name_hash(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }

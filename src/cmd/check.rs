@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::cli::{CheckArgs, Global};
 use crate::decide::{Decision, Verdict, decide};
 use crate::rules::Policy;
-use crate::shell::{Dialect, analyze_script_in};
+use crate::shell::{Analysis, Dialect, analyze_script_into};
 use crate::term::escape;
 
 pub fn run(global: &Global, args: &CheckArgs) -> Result<u8> {
@@ -119,20 +119,80 @@ fn write_batch(policy: &Policy, dialect: Dialect) -> std::io::Result<()> {
     let mut stdin = std::io::stdin().lock();
     let mut out = BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
     let mut line = Vec::new();
+    let mut analysis = Analysis::default();
     while let Some(fits) = read_line(&mut stdin, &mut line, MAX_BATCH_LINE)? {
         if !fits {
             let command = format!("{}…", String::from_utf8_lossy(&line[..line.len().min(80)]));
-            serde_json::to_writer(&mut out, &too_long(&command))?;
-            out.write_all(b"\n")?;
+            write_record(&mut out, &too_long(&command))?;
             continue;
         }
-        let command = String::from_utf8_lossy(&line);
+        // Valid UTF-8 (nearly every line) is checked a word at a time; `from_utf8_lossy`
+        // walks it byte by byte.
+        let command = match std::str::from_utf8(&line) {
+            Ok(text) => std::borrow::Cow::Borrowed(text),
+            Err(_) => String::from_utf8_lossy(&line),
+        };
         let command = command.strip_suffix('\r').unwrap_or(&command);
-        let decision = decide(policy, &analyze_script_in(command, dialect));
-        serde_json::to_writer(&mut out, &record(command, policy, &decision))?;
-        out.write_all(b"\n")?;
+        analyze_script_into(command, dialect, &mut analysis);
+        let decision = decide(policy, &analysis);
+        write_record(&mut out, &record(command, policy, &decision))?;
+        analysis.clear();
     }
     out.flush()
+}
+
+/// Writes a record as one line of JSON, byte for byte what `serde_json::to_writer` writes for
+/// it (a test holds the two together), without going through serde.
+fn write_record(out: &mut impl Write, rec: &Record<'_>) -> std::io::Result<()> {
+    out.write_all(b"{\"command\":")?;
+    write_json_str(out, rec.command)?;
+    out.write_all(b",\"verdict\":")?;
+    write_json_str(out, rec.verdict)?;
+    out.write_all(b",\"rules\":[")?;
+    for (i, id) in rec.rules.iter().enumerate() {
+        if i > 0 {
+            out.write_all(b",")?;
+        }
+        write_json_str(out, id)?;
+    }
+    out.write_all(b"]}\n")
+}
+
+/// A JSON string as serde_json writes it: `"` and `\` escaped, control characters as `\n`,
+/// `\t`… or `\u00XX`, everything else (non-ASCII text too) as it is.
+fn write_json_str(out: &mut impl Write, text: &str) -> std::io::Result<()> {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.write_all(b"\"")?;
+    let bytes = text.as_bytes();
+    // One pass without early exit, which the compiler vectorizes: most text needs no escape.
+    let plain = !bytes.iter().fold(false, |seen, &b| seen | (b < 0x20) | (b == b'"') | (b == b'\\'));
+    if plain {
+        out.write_all(bytes)?;
+        return out.write_all(b"\"");
+    }
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let short = match b {
+            b'"' => b'"',
+            b'\\' => b'\\',
+            b'\n' => b'n',
+            b'\t' => b't',
+            b'\r' => b'r',
+            0x08 => b'b',
+            0x0c => b'f',
+            0..0x20 => b'u',
+            _ => continue,
+        };
+        out.write_all(&bytes[start..i])?;
+        start = i + 1;
+        if short == b'u' {
+            out.write_all(&[b'\\', b'u', b'0', b'0', HEX[usize::from(b >> 4)], HEX[usize::from(b & 0xf)]])?;
+        } else {
+            out.write_all(&[b'\\', short])?;
+        }
+    }
+    out.write_all(&bytes[start..])?;
+    out.write_all(b"\"")
 }
 
 /// The record of a line over `MAX_BATCH_LINE`: its first bytes, `ask`, `core.too-complex`.
@@ -173,7 +233,32 @@ fn read_line(input: &mut impl BufRead, line: &mut Vec<u8>, max: usize) -> std::i
 
 #[cfg(test)]
 mod tests {
-    use super::read_line;
+    use super::{Record, read_line, write_record};
+
+    #[test]
+    fn batch_records_are_written_as_serde_json_writes_them() {
+        let every_ascii: String = (0u8..0x80).map(char::from).collect();
+        let texts = [
+            "",
+            "git status",
+            "echo \"a\\b\" 'c'",
+            "printf 'x\\ty' \t\r\n\x0b\x0c\x08\x1b[0m\x7f\0",
+            "ｒｍ -rf ~ \u{202e} é \u{2028} \u{fffd}…",
+            &every_ascii,
+        ];
+        for text in texts {
+            let rec = Record { command: text, verdict: "ask", rules: vec!["core.too-complex", text] };
+            let mut want = serde_json::to_vec(&rec).unwrap();
+            want.push(b'\n');
+            let mut got = Vec::new();
+            write_record(&mut got, &rec).unwrap();
+            assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(&want), "{text:?}");
+        }
+        let none = Record { command: "ls", verdict: "pass", rules: Vec::new() };
+        let mut got = Vec::new();
+        write_record(&mut got, &none).unwrap();
+        assert_eq!(got, b"{\"command\":\"ls\",\"verdict\":\"pass\",\"rules\":[]}\n");
+    }
 
     #[test]
     fn batch_lines_are_bounded_and_reading_goes_on() {

@@ -2,6 +2,7 @@
 //! scripts (substitutions, `bash -c`, `eval`, `ssh host cmd`, interpreter one-liners, here-docs
 //! fed to a shell) are walked recursively, and pipelines are recorded for pipeline rules.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use super::ast::{Command, Pipeline, Script, Simple};
@@ -20,7 +21,7 @@ pub struct Analyzer {
     pub(super) origin: Vec<String>,
     /// What a command at the start of a pipeline reads on standard input: cmdguard's own input
     /// at top level (the agent's, so unknown), or what a compound command is fed.
-    pub(super) stdin: Option<Field>,
+    pub(super) stdin: Input,
     /// Set while expanding when a word takes text decoded at run time (`$(… | base64 -d)`, or a
     /// variable assigned such text); read and cleared by the command that owns the words.
     pub(super) decoded: bool,
@@ -82,20 +83,26 @@ impl Redir {
     }
 }
 
+/// What a command reads on standard input, if anything is known of it. Every pipeline at top
+/// level starts with cmdguard's own input, borrowed rather than copied for each.
+pub(super) type Input = Option<Cow<'static, Field>>;
+
 /// What standard input holds after `redirs`, given what it held before: a here-document or
 /// here-string body, nothing known for a file (it is read like a script file operand), or the
 /// inherited input.
-fn input_after(redirs: &[Redir], inherited: Option<Field>) -> Option<Field> {
+fn input_after(redirs: &[Redir], inherited: Input) -> Input {
     match redirs.iter().rev().find(|r| r.feeds_stdin || r.reads_file()) {
-        Some(r) if r.feeds_stdin => Some(r.target.clone()),
+        Some(r) if r.feeds_stdin => Some(Cow::Owned(r.target.clone())),
         Some(_) => None,
         None => inherited,
     }
 }
 
 /// The input cmdguard itself was given: the agent controls it, so it is never known.
-fn own_input() -> Option<Field> {
-    Some(Field { text: "cmdguard's standard input".into(), dynamic: true })
+fn own_input() -> Input {
+    static OWN: std::sync::LazyLock<Field> =
+        std::sync::LazyLock::new(|| Field { text: "cmdguard's standard input".into(), dynamic: true });
+    Some(Cow::Borrowed(&OWN))
 }
 
 impl Analyzer {
@@ -172,7 +179,7 @@ impl Analyzer {
     /// for a bare name the shell looks up in PATH, any file of that name written earlier (PATH
     /// may name its directory: `echo … > ~/bin/git; chmod +x ~/bin/git; git status`).
     fn written_run(&self, run: &str) -> Option<String> {
-        let path = run.trim_start_matches("./");
+        let path = super::without_dot_slash(run);
         if let Some(text) = self.written.get(path) {
             return Some(text.clone());
         }
@@ -249,11 +256,13 @@ impl Analyzer {
         }
         let mut texts = Vec::new();
         let mut piped = self.stdin.clone();
+        // Only a pipeline of two or more commands is recorded, its commands' texts joined.
+        let shown = pipeline.0.len() > 1;
         // Each command of a pipeline runs in a subshell: its assignments stay there.
-        let vars = (pipeline.0.len() > 1).then(|| self.env.clone());
+        let vars = shown.then(|| self.env.clone());
         for (i, cmd) in pipeline.0.iter().enumerate() {
             let before = self.out.segments.len();
-            let text = self.walk_command(cmd, piped.take());
+            let text = self.walk_command(cmd, piped.take(), shown);
             if let Some(vars) = &vars {
                 self.env.clone_from(vars);
             }
@@ -267,13 +276,13 @@ impl Analyzer {
             let one = matches!(cmd, Command::Simple(_)) && self.out.segments.len() == before + 1;
             let known = if one { self.trivial_output(before) } else { None };
             let added = &self.out.segments[before.min(self.out.segments.len())..];
-            piped = Some(known.map_or_else(
+            piped = Some(Cow::Owned(known.map_or_else(
                 || {
                     let shown = added.iter().map(|s| s.text.as_str()).collect::<Vec<_>>().join("; ");
                     Field { text: format!("the output of `{shown}`"), dynamic: true }
                 },
                 Field::lit,
-            ));
+            )));
         }
         if texts.len() > 1 {
             if self.possible.is_some() {
@@ -283,12 +292,13 @@ impl Analyzer {
         }
     }
 
-    fn walk_command(&mut self, cmd: &Command, piped: Option<Field>) -> Option<String> {
+    /// Walks one command of a pipeline; `shown`: returns how it reads in the pipeline's text.
+    fn walk_command(&mut self, cmd: &Command, piped: Input, shown: bool) -> Option<String> {
         match cmd {
-            Command::Simple(simple) => self.walk_simple(simple, piped),
+            Command::Simple(simple) => self.walk_simple(simple, piped, shown),
             Command::Compound { kind, bodies, words, redirects } => {
                 let before = self.out.segments.len();
-                let fields: Vec<Field> = words.iter().flat_map(|w| self.expand(w)).collect();
+                let fields: Vec<Field> = self.expand_words(words);
                 // The syntax tree does not keep a function's name: any function may be `cd`.
                 self.cd_redefined |= *kind == "function";
                 self.compound_arith(kind, &fields);
@@ -335,11 +345,14 @@ impl Analyzer {
                 if let Some(file) = target.filter(|r| !r.target.dynamic).map(|r| r.target.text.clone())
                     && let Some(text) = self.group_output(before)
                 {
-                    self.written.insert(file.trim_start_matches("./").to_string(), text);
+                    self.written.insert(super::without_dot_slash(&file).to_string(), text);
                 }
                 // `{ …; } > file` writes the file whatever the body does: rules see `: > file`.
                 if !redirs.is_empty() {
                     self.command_fields(vec![Field::lit(":")], redirs, None);
+                }
+                if !shown {
+                    return None;
                 }
                 let inner: Vec<String> = self.out.segments[before..].iter().map(|s| s.text.clone()).collect();
                 let (open, close) = if *kind == "(" { ("(", ")") } else { ("{", "}") };
@@ -348,7 +361,7 @@ impl Analyzer {
         }
     }
 
-    fn walk_simple(&mut self, cmd: &Simple, piped: Option<Field>) -> Option<String> {
+    fn walk_simple(&mut self, cmd: &Simple, piped: Input, shown: bool) -> Option<String> {
         let values: Vec<(String, Field, bool)> = cmd
             .assigns
             .iter()
@@ -377,7 +390,7 @@ impl Analyzer {
             })
             .collect();
         let issues_before = self.out.issues.len();
-        let mut fields: Vec<Field> = cmd.words.iter().flat_map(|w| self.expand(w)).collect();
+        let mut fields: Vec<Field> = self.expand_words(&cmd.words);
         if super::help::is_question_help(&fields) {
             // `pg_dump -?`: the pattern could only match a file named like an option, and the
             // command asks for help whichever it is.
@@ -402,14 +415,17 @@ impl Analyzer {
                 let value = super::tempdir::assigned_value(&name, &value).unwrap_or(value);
                 self.set_var(&name, (!value.dynamic).then_some(value.text));
             }
-            for a in cmd.assigns.iter().filter(|a| matches!(a.value.0.as_slice(), [super::ast::Part::Array(_)])) {
+            for a in cmd.assigns.iter().filter(|a| matches!(&*a.value.0, [super::ast::Part::Array(_)])) {
                 let super::ast::Part::Array(items) = &a.value.0[0] else { continue };
-                let fields: Vec<Field> = items.iter().flat_map(|w| self.expand(w)).collect();
+                let fields: Vec<Field> = self.expand_words(items);
                 let known = !a.append && fields.iter().all(|f| !f.dynamic);
                 self.set_array(&a.name, known.then(|| fields.into_iter().map(|f| f.text).collect()));
             }
             // `> file` alone truncates the file, as `: > file` does: rules see it that way.
-            return if redirs.is_empty() { None } else { self.command_fields(vec![Field::lit(":")], redirs, None) };
+            if !redirs.is_empty() {
+                return self.simple_command(vec![Field::lit(":")], redirs, None, shown);
+            }
+            return None;
         }
         if fields.is_empty() {
             // Every word expanded to nothing (`$EMPTY`): nothing runs, unless it is unknown.
@@ -435,7 +451,7 @@ impl Analyzer {
         self.builtin_assigns(&fields);
         self.positional_changed(&fields);
         let called = self.functions.contains_key(&fields[0].text).then(|| fields.clone());
-        let text = self.command_fields(fields, redirs, piped);
+        let text = self.simple_command(fields, redirs, piped, shown);
         if let Some(fields) = called {
             self.call_function(&fields);
         }
@@ -443,12 +459,12 @@ impl Analyzer {
     }
 
     /// One simple command from its expanded words: unwrap, record, follow nested scripts.
-    pub(super) fn command_fields(
-        &mut self,
-        fields: Vec<Field>,
-        redirs: Vec<Redir>,
-        piped: Option<Field>,
-    ) -> Option<String> {
+    pub(super) fn command_fields(&mut self, fields: Vec<Field>, redirs: Vec<Redir>, piped: Input) {
+        self.simple_command(fields, redirs, piped, false);
+    }
+
+    /// `command_fields`; `shown`: returns the command's canonical text, for its pipeline's.
+    fn simple_command(&mut self, fields: Vec<Field>, redirs: Vec<Redir>, piped: Input, shown: bool) -> Option<String> {
         if self.exhausted {
             return None;
         }
@@ -459,8 +475,8 @@ impl Analyzer {
         let mut fields = fields;
         let built = matches!(super::basename(&fields[0].text), "xargs" | "parallel")
             && !fields[0].dynamic
-            && self.built_commands(&fields, piped.as_ref());
-        let run = fields.first().filter(|f| !f.dynamic).map(|f| f.text.trim_start_matches("./"));
+            && self.built_commands(&fields, piped.as_deref());
+        let run = fields.first().filter(|f| !f.dynamic).map(|f| super::without_dot_slash(&f.text));
         match run.and_then(|f| self.copied_as(f)) {
             // Found in PATH, the name may be the copy or the program it always named: which one
             // depends on PATH when it runs (`cp /bin/rm ~/bin/ls; ls -rf ~`).
@@ -490,8 +506,9 @@ impl Analyzer {
         let mut words: Vec<String> = u.words.iter().map(|f| super::normalize(&f.text)).collect();
         let program = &u.words[0];
         // An npm package (`@scope/cli`, run by npx) is a name, not a path.
-        let base = if words[0].starts_with('@') { words[0].clone() } else { super::basename(&words[0]).to_string() };
-        let bracket = program.text.find('[').is_some_and(|i| program.text[i + 1..].contains(']'));
+        let base = if words[0].starts_with('@') { &words[0] } else { super::basename(&words[0]) };
+        let base_at = words[0].len() - base.len();
+        let bracket = program.text.bytes().position(|b| b == b'[').is_some_and(|i| program.text[i + 1..].contains(']'));
         if !program.dynamic && (program.text.contains(['*', '?']) || bracket) {
             // `/usr/bin/r? -rf ~`: the shell matches the pattern against file names.
             self.issue(
@@ -509,41 +526,33 @@ impl Analyzer {
             );
         }
         let mut notes = u.notes;
-        let mut dynamic: Vec<bool> = u.words.iter().map(|f| f.dynamic).collect();
+        // Words added in front of the program's (`service`) are known.
+        let mut added = 0;
         if ["/etc/init.d/", "/etc/rc.d/init.d/", "/etc/rc.d/"].iter().any(|dir| words[0].starts_with(dir)) {
             // An init script is a service: `/etc/init.d/ssh stop` reads `service ssh stop`.
+            let base = words[0][base_at..].to_string();
             notes.push(format!("init script {} read as `service {base}`", words[0]));
             words.splice(0..1, ["service".to_string(), base]);
-            dynamic.insert(0, false);
-        } else if base != words[0] {
-            notes.push(format!("program {} reduced to {base}", words[0]));
-            words[0] = base;
+            added = 1;
+        } else if base_at > 0 {
+            notes.push(format!("program {} reduced to {}", words[0], &words[0][base_at..]));
+            words[0].drain(..base_at);
         }
-        // Substitution placeholders (`<(curl …)`) read as the single words they are.
-        let shown: Vec<String> =
-            words.iter().zip(&dynamic).map(|(w, d)| if *d { w.clone() } else { super::quote(w) }).collect();
-        let mut text = shown.join(" ");
-        for r in &redirs {
-            // A here-document's body reads as one quoted word, its lines joined by spaces, so rules
-            // on the program can see what it is fed (`psql << 'DROP TABLE users;'`).
-            let target = super::normalize(&r.target.text);
-            let shown = match (r.op.ends_with("<<") || r.op.ends_with("<<-"), r.target.dynamic) {
-                (true, false) => super::quote(target.split_whitespace().collect::<Vec<_>>().join(" ").as_str()),
-                (true, true) => "…".to_string(),
-                (false, _) => super::quote(&target),
-            };
-            text.push_str(&format!(" {} {shown}", r.op));
-        }
+        let text = canonical_text(&words, |i| i >= added && u.words[i - added].dynamic, &redirs);
         let here = redirs.iter().rev().find(|r| r.feeds_stdin).map(|r| r.target.clone());
         let input = input_after(&redirs, piped);
         if built {
             // `printf '%s\n' build dist | xargs rm -rf`: the commands built from the known
             // input were read above; the template alone (`rm -rf`) never runs.
-            return Some(text);
+            return shown.then_some(text);
         }
+        let pipeline_text = shown.then(|| text.clone());
         let seg = Segment {
-            text: text.clone(),
-            redirects: redirs.iter().map(|r| format!("{} {}", r.op, super::normalize(&r.target.text))).collect(),
+            text,
+            redirects: redirs
+                .iter()
+                .map(|r| [r.op.as_str(), " ", &super::normalized(&r.target.text)].concat())
+                .collect(),
             wrappers: u.wrappers,
             origin: self.origin.join(" › "),
             notes,
@@ -575,7 +584,7 @@ impl Analyzer {
         self.out.segments.push(seg);
         let index = self.out.segments.len() - 1;
         if let Some((file, text)) = self.written_file(index) {
-            self.written.insert(file.trim_start_matches("./").to_string(), text);
+            self.written.insert(super::without_dot_slash(&file).to_string(), text);
         }
         let out = self.out.segments[index].redirects.iter().rev().find_map(|r| {
             r.strip_prefix("> ").or_else(|| r.strip_prefix(">| ")).or_else(|| r.strip_prefix("1> ")).map(String::from)
@@ -586,7 +595,7 @@ impl Analyzer {
         {
             // `echo 'rm -rf ~' | tee x.sh`: tee writes what it reads to each file.
             for f in u.words[1..].iter().filter(|f| !f.dynamic && !f.text.starts_with('-')) {
-                self.written.insert(f.text.trim_start_matches("./").to_string(), text.text.clone());
+                self.written.insert(super::without_dot_slash(&f.text).to_string(), text.text.clone());
             }
         }
         // A script written earlier in this command and run now (`echo … > x.sh && bash x.sh`).
@@ -619,7 +628,7 @@ impl Analyzer {
             }
         }
         if let Some(reader) = u.stdin
-            && let Some(body) = input
+            && let Some(body) = input.map(Cow::into_owned)
         {
             let kind = match reader {
                 StdinUse::Shell => NestedKind::Script(body),
@@ -629,8 +638,38 @@ impl Analyzer {
             };
             self.nested(Nested { origin: format!("{} reading its input", u.words[0].text), kind });
         }
-        Some(text)
+        pipeline_text
     }
+}
+
+/// A simple command's canonical text: its words, each quoted where needed (substitution
+/// placeholders such as `<(curl …)` read as the single words they are), then its redirections.
+fn canonical_text(words: &[String], dynamic: impl Fn(usize) -> bool, redirs: &[Redir]) -> String {
+    let mut text = String::with_capacity(words.iter().map(|w| w.len() + 1).sum::<usize>() + 8);
+    for (i, w) in words.iter().enumerate() {
+        if i > 0 {
+            text.push(' ');
+        }
+        if dynamic(i) {
+            text.push_str(w);
+        } else {
+            super::quote_into(&mut text, w);
+        }
+    }
+    for r in redirs {
+        // A here-document's body reads as one quoted word, its lines joined by spaces, so rules
+        // on the program can see what it is fed (`psql << 'DROP TABLE users;'`).
+        let target = super::normalized(&r.target.text);
+        text.push(' ');
+        text.push_str(&r.op);
+        text.push(' ');
+        match (r.op.ends_with("<<") || r.op.ends_with("<<-"), r.target.dynamic) {
+            (true, false) => super::quote_into(&mut text, &target.split_whitespace().collect::<Vec<_>>().join(" ")),
+            (true, true) => text.push('…'),
+            (false, _) => super::quote_into(&mut text, &target),
+        }
+    }
+    text
 }
 
 /// A dynamic program word whose basename is still plain text: `$HOME/bin/tool`, `${DIR}/x`.

@@ -2,7 +2,7 @@
 
 use super::parse::{PResult, Parser};
 
-impl Parser {
+impl Parser<'_> {
     /// ANSI-C quoted text, cursor just after `$'`.
     pub(super) fn ansi_c(&mut self) -> PResult<String> {
         let mut out = String::new();

@@ -222,26 +222,62 @@ pub(super) static USER: std::sync::OnceLock<Vec<&'static Program>> = std::sync::
 
 /// The entry for a program name (a basename, or `git reset` for a subcommand's options).
 pub fn find(name: &str) -> Option<&'static Program> {
-    if let Some(p) = USER.get().and_then(|user| user.iter().find(|p| p.names.contains(&name))) {
+    find_name(Name(name, None))
+}
+
+/// The entry for a program's subcommand (`git`, `reset`), found as `find("git reset")` finds it
+/// without the two words being joined first.
+pub fn find_sub(program: &str, sub: &str) -> Option<&'static Program> {
+    find_name(Name(program, Some(sub)))
+}
+
+fn find_name(name: Name<'_>) -> Option<&'static Program> {
+    if let Some(p) = USER.get().and_then(|user| user.iter().find(|p| p.names.iter().any(|n| name.is(n)))) {
         return Some(p);
     }
     let at = lookup(PROGRAM_INDEX, name, |i| text(PROGRAM_NAMES[i].0))?;
     Some(decoded(PROGRAM_NAMES[at].1 as usize))
 }
 
-/// FNV-1a, as `build/programs.rs` hashes the names into the index tables.
-fn name_hash(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+/// A name looked up: one word, or a program and a subcommand that stand for the two joined by
+/// a space.
+#[derive(Clone, Copy)]
+struct Name<'a>(&'a str, Option<&'a str>);
+
+impl Name<'_> {
+    /// Whether `key` is this name.
+    fn is(self, key: &str) -> bool {
+        match self.1 {
+            None => key == self.0,
+            Some(sub) => {
+                key.len() == self.0.len() + 1 + sub.len()
+                    && key.starts_with(self.0)
+                    && key.as_bytes()[self.0.len()] == b' '
+                    && key.ends_with(sub)
+            }
+        }
+    }
+
+    /// FNV-1a of the name's bytes, as `build/programs.rs` hashes the names into the index tables.
+    fn hash(self) -> u64 {
+        let fold =
+            |h: u64, bytes: &[u8]| bytes.iter().fold(h, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+        let h = fold(0xcbf2_9ce4_8422_2325, self.0.as_bytes());
+        match self.1 {
+            Some(sub) => fold(fold(h, b" "), sub.as_bytes()),
+            None => h,
+        }
+    }
 }
 
 /// Where `name` is in a sorted list, through its hashed index (`build/programs.rs`): one hash
 /// and about one comparison, where a binary search made ten.
-fn lookup(index: &[u16], name: &str, key: impl Fn(usize) -> &'static str) -> Option<usize> {
+fn lookup(index: &[u16], name: Name<'_>, key: impl Fn(usize) -> &'static str) -> Option<usize> {
     let mask = index.len() - 1;
-    let mut slot = name_hash(name.as_bytes()) as usize & mask;
+    let mut slot = name.hash() as usize & mask;
     loop {
         let i = usize::from(index[slot]).checked_sub(1)?;
-        if key(i) == name {
+        if name.is(key(i)) {
             return Some(i);
         }
         slot = (slot + 1) & mask;
@@ -254,13 +290,13 @@ pub fn has_subcommand_entries(program: &str) -> bool {
     let user = USER.get().is_some_and(|u| {
         u.iter().any(|p| p.names.iter().any(|n| n.split_once(' ').is_some_and(|(a, _)| a == program)))
     });
-    user || lookup(SUB_INDEX, program, |i| text(SUB_PROGRAMS[i])).is_some()
+    user || lookup(SUB_INDEX, Name(program, None), |i| text(SUB_PROGRAMS[i])).is_some()
 }
 
 /// A program some built-in rule is written for (the first word of an anchored rule): known to
 /// the rules, so its operands are not read as unknown text.
 pub fn named_by_rules(name: &str) -> bool {
-    lookup(RULE_INDEX, name, |i| text(RULE_PROGRAMS[i])).is_some()
+    lookup(RULE_INDEX, Name(name, None), |i| text(RULE_PROGRAMS[i])).is_some()
 }
 
 /// Whether the wrapper `p` (named `name`) keeps its words, its command read as a nested one:

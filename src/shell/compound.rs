@@ -4,7 +4,7 @@
 use super::ast::{Command, Part, Script, Simple, Word};
 use super::parse::{PResult, ParseError, Parser, Stop};
 
-impl Parser {
+impl Parser<'_> {
     pub(super) fn do_group(&mut self) -> PResult<Script> {
         self.expect_reserved("do")?;
         let body = self.list(Stop { words: &["done"], ..Stop::default() })?;
@@ -138,7 +138,7 @@ impl Parser {
             let op = ["&&", "||", "(", ")", "<", ">", "!"].into_iter().find(|op| self.starts_with(op));
             if let Some(op) = op {
                 self.pos += op.len();
-                words.push(Word(vec![Part::Lit { text: op.into(), quoted: false }]));
+                words.push(Word::one(Part::Lit { text: op.into(), quoted: false }));
                 continue;
             }
             match self.word()? {

@@ -22,7 +22,8 @@ impl Analyzer {
     pub(super) fn walk_subst(&mut self, script: &Script) -> (Option<String>, String, bool) {
         let before = self.out.segments.len();
         self.walk_nested_script(script, "$(…)");
-        let single = matches!(script.0.as_slice(), [a] if matches!(a.0.as_slice(), [p] if matches!(p.0.as_slice(), [Command::Simple(_)])));
+        let single =
+            matches!(script.0.as_slice(), [a] if matches!(&*a.0, [p] if matches!(&*p.0, [Command::Simple(_)])));
         let out = if single && self.out.segments.len() == before + 1 {
             self.trivial_output(before).map(|o| o.trim_end_matches('\n').to_string())
         } else {
@@ -124,7 +125,7 @@ impl Analyzer {
             NestedKind::Possible(_) => unreachable!("read above"),
             NestedKind::File(path, reading) => {
                 // Only a file this command wrote is known; one on disk is like a script file.
-                if let Some(text) = self.written.get(path.trim_start_matches("./")).cloned() {
+                if let Some(text) = self.written.get(super::without_dot_slash(&path)).cloned() {
                     let origin = format!("{path}, written earlier in this command");
                     let script = NestedKind::Script(Field::lit(text.clone()));
                     let kinds = match reading {

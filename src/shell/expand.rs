@@ -5,7 +5,7 @@
 //! walked as they are met, so their commands are analysed too.
 
 use super::analyze::Analyzer;
-use super::ast::{Part, Word};
+use super::ast::{Arith, Param, Part, Word};
 use super::brace::{brace_expand, sequence};
 use super::{Field, MAX_EXPANDED_BYTES, MAX_WORD_BYTES};
 
@@ -43,15 +43,19 @@ impl Builder {
     }
 
     /// Text the shell globs: literal text outside quotes, or an unquoted expansion's value.
-    fn push_unquoted(&mut self, text: &str) {
-        for c in text.chars() {
+    /// Says whether it holds a `{`.
+    fn push_unquoted(&mut self, text: &str) -> bool {
+        let mut brace = false;
+        for c in text.bytes() {
             match c {
-                '=' => self.cur_eq = true,
-                '*' | '?' | '[' if !self.cur_eq => self.cur_glob = true,
+                b'=' => self.cur_eq = true,
+                b'*' | b'?' | b'[' if !self.cur_eq => self.cur_glob = true,
+                b'{' => brace = true,
                 _ => {}
             }
         }
         self.push_text(text, false);
+        brace
     }
 
     fn end_field(&mut self) {
@@ -149,26 +153,35 @@ impl Builder {
 }
 
 impl Analyzer {
-    /// Expands a word into fields (usually one; none for an unquoted empty expansion).
-    pub(super) fn expand(&mut self, word: &Word) -> Vec<Field> {
-        self.expand_in(word, true)
+    /// Expands words into fields (usually one a word; none for an unquoted empty expansion),
+    /// one vector for all of them.
+    pub(super) fn expand_words(&mut self, words: &[Word]) -> Vec<Field> {
+        let mut fields = Vec::with_capacity(words.len());
+        for w in words {
+            self.expand_into(w, true, &mut fields);
+        }
+        fields
     }
 
-    /// `braces`: bash brace-expands the word (not an assignment's value: `X={a,b}` is as is).
-    fn expand_in(&mut self, word: &Word, braces: bool) -> Vec<Field> {
-        let mut b = Builder { ifs: self.env.get("IFS").cloned(), ..Builder::default() };
+    /// Appends a word's fields to `out`. `braces`: bash brace-expands the word (not an
+    /// assignment's value: `X={a,b}` is as is).
+    fn expand_into(&mut self, word: &Word, braces: bool, out: &mut Vec<Field>) {
+        // The builder appends to `out` itself; this word's fields start at `base`.
+        let base = out.len();
+        let mut b = Builder { fields: std::mem::take(out), ifs: self.env.get("IFS").cloned(), ..Builder::default() };
         let mut brace = false;
         for part in &word.0 {
             match part {
                 Part::Lit { text, quoted: true } => {
-                    b.cur_eq |= text.contains('=');
+                    b.cur_eq |= text.as_bytes().contains(&b'=');
                     b.push_text(text, false);
                 }
                 Part::Lit { text, quoted: false } => {
-                    brace |= braces && text.contains('{') && (text.contains(',') || text.contains(".."));
-                    b.push_unquoted(text);
+                    let open = b.push_unquoted(text);
+                    brace |= braces && open && (text.contains(',') || text.contains(".."));
                 }
-                Part::Param { name, quoted, raw, nested } => {
+                Part::Param(param) => {
+                    let Param { name, quoted, raw, nested } = &**param;
                     for script in nested {
                         self.walk_nested_script(script, "${…}");
                     }
@@ -196,7 +209,7 @@ impl Analyzer {
                     }
                     // Unquoted, the elements split again; with IFS changed that is not followed.
                     let splits_plainly = *quoted || b.ifs.is_none();
-                    if let Some(items) = self.array_items(name).filter(|_| whole && splits_plainly) {
+                    if let Some(items) = (whole && splits_plainly).then(|| self.array_items(name)).flatten() {
                         // `"${a[@]}"`: one word per element (split again when unquoted).
                         for (k, item) in items.iter().enumerate() {
                             if k > 0 {
@@ -259,7 +272,8 @@ impl Analyzer {
                     let (_, shown, _) = self.walk_subst(script);
                     b.push_text(&format!("{dir}({shown})"), true);
                 }
-                Part::Arith { raw, nested } => {
+                Part::Arith(arith) => {
+                    let Arith { raw, nested } = &**arith;
                     for script in nested {
                         self.walk_nested_script(script, "$((…))");
                     }
@@ -272,7 +286,7 @@ impl Analyzer {
                     b.push_text(&format!("$(({raw}))"), true);
                 }
                 Part::Array(items) => {
-                    let inner: Vec<String> = items.iter().flat_map(|w| self.expand(w)).map(|f| f.text).collect();
+                    let inner: Vec<String> = self.expand_words(items).into_iter().map(|f| f.text).collect();
                     b.push_text(&format!("({})", inner.join(" ")), true);
                 }
             }
@@ -284,7 +298,7 @@ impl Analyzer {
                 format!("a word expands to more than {MAX_WORD_BYTES} bytes; the rest of it is not read"),
             );
         }
-        self.expanded += b.fields.iter().map(|f| f.text.len()).sum::<usize>();
+        self.expanded += b.fields[base..].iter().map(|f| f.text.len()).sum::<usize>();
         if self.expanded > MAX_EXPANDED_BYTES && !self.exhausted {
             self.exhaust(format!("the command's words expand to more than {MAX_EXPANDED_BYTES} bytes"));
         }
@@ -294,12 +308,14 @@ impl Analyzer {
                 format!("the option `{shown}` holds a wildcard: a file named like an option would replace it"),
             );
         }
+        *out = b.fields;
+        let fields = &mut out[base..];
         if tilde_prefix(word) {
             // `~root`, `~+`, `~-`: a user's home or a directory, only known when it runs.
-            b.fields.iter_mut().take(1).for_each(|f| f.dynamic = true);
+            fields.iter_mut().take(1).for_each(|f| f.dynamic = true);
         } else if let Some(home) = self.env.get("HOME")
             && matches!(word.0.first(), Some(Part::Lit { text, quoted: false }) if text.starts_with('~'))
-            && let Some(first) = b.fields.first_mut()
+            && let Some(first) = fields.first_mut()
         {
             // `HOME=/; rm -rf ~`: the `~` is the HOME assigned on this line, not the home.
             match home {
@@ -311,30 +327,40 @@ impl Analyzer {
                 }
             }
         }
+        if !brace {
+            return;
+        }
         // Brace expansion is bash's; dash leaves `{a,b}` as it is. bash expands braces before
         // anything else, so only a word of plain unquoted text is expanded here: where quotes
         // or expansions take part (`{a,'b}'`, `$x{a,b}`), or for a sequence (`{1..3}`), the
         // word is marked not known.
-        let joined: String = b.fields.iter().map(|f| f.text.as_str()).collect();
+        let joined: String = fields.iter().map(|f| f.text.as_str()).collect();
         let mixed = word.0.len() > 1 || sequence(&joined);
-        if brace && joined.contains('}') && mixed && self.bash() {
-            b.fields.iter_mut().for_each(|f| f.dynamic = true);
-        } else if brace && b.fields.len() == 1 && !b.fields[0].dynamic && self.bash() {
-            match brace_expand(&b.fields[0].text) {
-                Some(expanded) if expanded.len() > 1 => return expanded.into_iter().map(Field::lit).collect(),
+        if joined.contains('}') && mixed && self.bash() {
+            fields.iter_mut().for_each(|f| f.dynamic = true);
+        } else if fields.len() == 1 && !fields[0].dynamic && self.bash() {
+            match brace_expand(&fields[0].text) {
+                Some(expanded) if expanded.len() > 1 => {
+                    out.truncate(base);
+                    out.extend(expanded.into_iter().map(Field::lit));
+                }
                 Some(_) => {}
                 // Too many alternatives to follow: keep the word, marked as not known.
-                None => b.fields[0].dynamic = true,
+                None => fields[0].dynamic = true,
             }
         }
-        b.fields
     }
 
     /// Expands a word into one field without splitting (assignment values, redirect targets).
     pub(super) fn expand_joined(&mut self, word: &Word) -> Field {
-        let fields = self.expand_in(word, false);
+        let mut fields = Vec::new();
+        self.expand_into(word, false, &mut fields);
         let dynamic = fields.iter().any(|f| f.dynamic);
-        Field { text: fields.into_iter().map(|f| f.text).collect::<Vec<_>>().join(" "), dynamic }
+        let text = match fields.len() {
+            1 => fields.pop().map(|f| f.text).unwrap_or_default(),
+            _ => fields.into_iter().map(|f| f.text).collect::<Vec<_>>().join(" "),
+        };
+        Field { text, dynamic }
     }
 
     /// A parameter's value and whether it is not known for sure (a default or alternative
@@ -421,8 +447,9 @@ fn always_set(name: &str) -> bool {
 /// a directory stack entry (`~root`, `~+`, `~-`); plain `~` and `~/…` are kept as home.
 fn tilde_prefix(word: &Word) -> bool {
     let Some(Part::Lit { text, quoted: false }) = word.0.first() else { return false };
-    text.char_indices().any(|(i, c)| {
-        c == '~'
+    // `~` is one byte in UTF-8, and no other character's bytes hold it.
+    text.bytes().enumerate().any(|(i, c)| {
+        c == b'~'
             && (i == 0 || text[..i].ends_with(['=', ':']))
             && text[i + 1..].chars().next().is_some_and(|n| n != '/' && n != ':')
     })

@@ -112,9 +112,9 @@ impl Analyzer {
         let resolved = if source.dynamic {
             None
         } else {
-            self.hashed.get(text.trim_start_matches("./")).cloned().unwrap_or_else(|| Some(text.to_string()))
+            self.hashed.get(super::without_dot_slash(text)).cloned().unwrap_or_else(|| Some(text.to_string()))
         };
-        self.hashed.insert(target.trim_start_matches("./").to_string(), resolved);
+        self.hashed.insert(super::without_dot_slash(&target).to_string(), resolved);
     }
 
     /// The program a name runs after `hash -p` or a copy made earlier: by its path, or, for a

@@ -36,6 +36,7 @@ mod programs;
 mod reading;
 mod redirect;
 mod sed;
+mod source;
 mod subcommand;
 mod tempdir;
 mod unwrap;
@@ -50,6 +51,7 @@ mod tests;
 
 pub use dialect::Dialect;
 pub use normalize::normalize;
+use normalize::normalized;
 
 /// Longest command text analysed; longer input is asked about, never passed.
 pub const MAX_INPUT_BYTES: usize = 64 * 1024;
@@ -128,7 +130,7 @@ impl Segment {
         self.operands()
             .into_iter()
             .map(|w| match &self.cwd {
-                Some(dir) if relative(w) => format!("{dir}/{}", w.trim_start_matches("./")).into(),
+                Some(dir) if relative(w) => format!("{dir}/{}", without_dot_slash(w)).into(),
                 _ => w.into(),
             })
             .collect()
@@ -167,6 +169,16 @@ pub struct Analysis {
 }
 
 impl Analysis {
+    /// Empties it, keeping the vectors' room for the next command.
+    pub fn clear(&mut self) {
+        self.lines.clear();
+        self.segments.clear();
+        self.pipelines.clear();
+        self.issues.clear();
+        self.possible_lines.clear();
+        self.possible_pipelines.clear();
+    }
+
     /// Whether a unit was only guessed from an unknown program's operands.
     pub fn is_possible(&self, segment: Option<usize>, pipeline: Option<usize>, line: Option<usize>) -> bool {
         segment.is_some_and(|i| self.segments[i].possible.is_some())
@@ -183,9 +195,18 @@ pub fn analyze_script(text: &str) -> Analysis {
 
 /// Analyses shell text as the shell of `dialect` reads it.
 pub fn analyze_script_in(text: &str, dialect: Dialect) -> Analysis {
-    let mut a = analyze::Analyzer::default();
+    let mut out = Analysis::default();
+    analyze_script_into(text, dialect, &mut out);
+    out
+}
+
+/// `analyze_script_in` into `out`, which is cleared first: a batch reuses one `Analysis`, and
+/// its vectors, for every command.
+pub fn analyze_script_into(text: &str, dialect: Dialect, out: &mut Analysis) {
+    out.clear();
+    let mut a = analyze::Analyzer { out: std::mem::take(out), ..analyze::Analyzer::default() };
     a.top_script(text, dialect);
-    a.finish()
+    *out = a.finish();
 }
 
 /// Analyses a command given as argv (`-- PROG ARGS…`): no shell parses it, but wrappers and
@@ -198,12 +219,49 @@ pub fn analyze_argv(argv: &[String]) -> Analysis {
 
 /// Quotes a word for canonical text: plain words stay as they are.
 pub fn quote(word: &str) -> String {
-    let plain = !word.is_empty()
-        && !word
-            .chars()
-            .any(|c| c.is_whitespace() || matches!(c, '\'' | '"' | '\\' | ';' | '&' | '|' | '<' | '>' | '(' | ')'));
-    if plain { word.to_string() } else { format!("'{}'", word.replace('\'', r"'\''")) }
+    let mut out = String::with_capacity(word.len() + 2);
+    quote_into(&mut out, word);
+    out
 }
+
+/// Appends `word` quoted as `quote` quotes it: canonical text is written into one string, not
+/// a string per word.
+pub fn quote_into(out: &mut String, word: &str) {
+    if is_plain(word) {
+        out.push_str(word);
+        return;
+    }
+    out.push('\'');
+    for (i, piece) in word.split('\'').enumerate() {
+        if i > 0 {
+            out.push_str(r"'\''");
+        }
+        out.push_str(piece);
+    }
+    out.push('\'');
+}
+
+/// Whether a word reads as itself unquoted: not empty, no blanks, quotes or shell operators.
+fn is_plain(word: &str) -> bool {
+    if word.is_ascii() {
+        // One bit test a byte, where `char::is_whitespace` and a `matches!` took a dozen.
+        return !word.is_empty() && !word.bytes().any(|b| (QUOTED[usize::from(b >> 6)] >> (b & 63)) & 1 == 1);
+    }
+    !word.chars().any(|c| c.is_whitespace() || (c.is_ascii() && (QUOTED[c as usize >> 6] >> (c as u32 & 63)) & 1 == 1))
+}
+
+/// The ASCII characters a word is quoted for (the blanks `char::is_whitespace` counts, quotes,
+/// `\`, `;&|<>()`), as bit `c % 64` of word `c / 64`.
+const QUOTED: [u64; 2] = {
+    let chars = b" \t\n\x0b\x0c\r'\"\\;&|<>()";
+    let mut set = [0u64; 2];
+    let mut i = 0;
+    while i < chars.len() {
+        set[(chars[i] >> 6) as usize] |= 1 << (chars[i] & 63);
+        i += 1;
+    }
+    set
+};
 
 /// `bytes` quoted for a person to paste into bash or zsh: as `quote` does when they are UTF-8
 /// with no control characters, else as `$'…'`, with every other byte as `\xHH`, so bytes that
@@ -229,12 +287,33 @@ pub fn quote_bytes(bytes: &[u8]) -> String {
 
 /// Joins words into canonical text.
 pub fn join(words: &[String]) -> String {
-    words.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")
+    let mut out = String::with_capacity(words.iter().map(|w| w.len() + 1).sum());
+    for (i, w) in words.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        quote_into(&mut out, w);
+    }
+    out
+}
+
+/// `path` without its leading `./` (every one of them, as `trim_start_matches("./")` removes
+/// them, without building a substring searcher for each call).
+fn without_dot_slash(mut path: &str) -> &str {
+    while let Some(rest) = path.strip_prefix("./") {
+        path = rest;
+    }
+    path
 }
 
 /// The last path component of a program name (`/usr/bin/rm` → `rm`).
+/// A byte search: `str::rsplit` with a `char` pattern cost about 150 instructions a call, and
+/// the analysis asks for the basename of most words it reads.
 pub fn basename(word: &str) -> &str {
-    word.rsplit('/').next().filter(|b| !b.is_empty()).unwrap_or(word)
+    match word.as_bytes().iter().rposition(|&b| b == b'/') {
+        Some(slash) if slash + 1 < word.len() => &word[slash + 1..],
+        _ => word,
+    }
 }
 
 /// Which list of the program catalogue a program is on, for `explain`.

@@ -77,14 +77,19 @@ pub fn script_of(words: &[Field]) -> Field {
 
 /// Finds the script a carrier runs; `words` may be rewritten to canonical form (git).
 pub fn carriers(words: &mut Vec<Field>, u: &mut Unwrapped) {
-    let prog = basename(&words[0].text).to_string();
+    // Only git's words are rewritten; every other carrier reads them as they are.
+    if basename(&words[0].text) == "git" {
+        return git_globals(words, u);
+    }
+    let words: &[Field] = words;
+    let prog = basename(&words[0].text);
     let push = |u: &mut Unwrapped, origin: String, kind: NestedKind| u.nested.push(Nested { origin, kind });
     if prog == "cmdguard" {
         cmdguard_job(words, u);
         return;
     }
     // cmdguard's shell shim takes sh's arguments.
-    if SHELLS.contains(&prog.as_str()) || prog == "cmdguard-sh" {
+    if SHELLS.contains(&prog) || prog == "cmdguard-sh" {
         // `-` and `+` options may mix (`bash +x -e -c …`, `sh +o posix -c …`).
         let (mut i, mut opts) = (1, Vec::new());
         loop {
@@ -107,23 +112,23 @@ pub fn carriers(words: &mut Vec<Field>, u: &mut Unwrapped) {
             u.stdin = Some(StdinUse::Shell);
         } else if is_substituted(&words[i]) {
             // `bash <(curl …)`: the script is another command's output.
-            push(u, prog.clone(), NestedKind::Script(words[i].clone()));
+            push(u, prog.to_string(), NestedKind::Script(words[i].clone()));
         }
         return;
     }
-    if matches!(prog.as_str(), "source" | ".") {
+    if matches!(prog, "source" | ".") {
         match words.get(1) {
             Some(f) if reads_stdin(f) => u.stdin = Some(StdinUse::Shell),
-            Some(f) if is_substituted(f) => push(u, prog.clone(), NestedKind::Script(f.clone())),
+            Some(f) if is_substituted(f) => push(u, prog.to_string(), NestedKind::Script(f.clone())),
             _ => {}
         }
         return;
     }
-    if let Some(lang) = Lang::of(&prog) {
+    if let Some(lang) = Lang::of(prog) {
         code_of(lang, words, u);
         return;
     }
-    match prog.as_str() {
+    match prog {
         "eval" if words.len() > 1 => push(u, "eval".into(), NestedKind::Script(script_of(&words[1..]))),
         // An alias runs its value wherever its name is used later.
         "alias" => {
@@ -132,17 +137,17 @@ pub fn carriers(words: &mut Vec<Field>, u: &mut Unwrapped) {
             }
         }
         "su" | "runuser" => {
-            let (short, long) = valued(&prog);
+            let (short, long) = valued(prog);
             let (i, opts) = skip_options(words, 1, short, long, false);
             if let Some((_, Some(c))) = opts.iter().rev().find(|(n, _)| n == "-c" || n == "--command") {
-                push(u, prog.clone(), NestedKind::Script(Field::lit(c.clone())));
+                push(u, prog.to_string(), NestedKind::Script(Field::lit(c.clone())));
             } else if opts.iter().any(|(n, _)| n == "-u" || n == "--user") && i < words.len() {
-                push(u, prog.clone(), NestedKind::Argv(words[i..].to_vec()));
+                push(u, prog.to_string(), NestedKind::Argv(words[i..].to_vec()));
             } else {
                 // `su - root -c CMD`: options may follow `-` and the user name.
                 let at = words.iter().skip(i).position(|f| f.text == "-c" || f.text == "--command");
                 match at.and_then(|n| words.get(i + n + 1)) {
-                    Some(c) => push(u, prog.clone(), NestedKind::Script(c.clone())),
+                    Some(c) => push(u, prog.to_string(), NestedKind::Script(c.clone())),
                     // No command: a shell that reads its commands from standard input.
                     None => u.stdin = Some(StdinUse::Shell),
                 }
@@ -158,11 +163,10 @@ pub fn carriers(words: &mut Vec<Field>, u: &mut Unwrapped) {
                 push(u, origin, NestedKind::Script(script_of(&words[j..])));
             }
         }
-        "docker" | "podman" | "nerdctl" => container_exec(&prog, words, u),
-        "docker-compose" | "podman-compose" => compose_exec(&prog, words, 1, u),
-        "kubectl" | "oc" => kubectl_exec(&prog, words, u),
+        "docker" | "podman" | "nerdctl" => container_exec(prog, words, u),
+        "docker-compose" | "podman-compose" => compose_exec(prog, words, 1, u),
+        "kubectl" | "oc" => kubectl_exec(prog, words, u),
         "find" => super::find::find_exec(words, u),
-        "git" => git_globals(words, u),
         _ => {}
     }
 }

@@ -4,21 +4,29 @@
 //! change shell syntax (a fullwidth `＃` that would read as a comment sign, an escape sequence
 //! that swallows a quote) is a hazard the analysis reports, and the command asks.
 
+use std::borrow::Cow;
+
 use unicode_normalization::UnicodeNormalization;
 
 /// Whether `text` holds anything normalization changes. One plain pass: the first call into the
 /// `memchr` crate probes the CPU's features (`cpuid`, which traps to the hypervisor on a virtual
 /// machine), and on the wrapper's path for a command no rule could match this was the only one.
 pub fn needs_normalizing(text: &str) -> bool {
-    text.bytes().any(|b| b >= 0x80 || b == 0 || b == 0x1b)
+    // No early exit: the loop vectorizes, and nearly every text is read to its end anyway.
+    text.bytes().fold(false, |found, b| found | (b >= 0x80) | (b == 0) | (b == 0x1b))
 }
 
 pub fn normalize(text: &str) -> String {
+    normalized(text).into_owned()
+}
+
+/// `normalize` without a copy of text that needs none (nearly all of it).
+pub fn normalized(text: &str) -> Cow<'_, str> {
     if !needs_normalizing(text) {
-        return text.to_string();
+        return Cow::Borrowed(text);
     }
     let stripped = strip_escapes(text);
-    if stripped.is_ascii() { stripped } else { stripped.nfkc().collect() }
+    Cow::Owned(if stripped.is_ascii() { stripped } else { stripped.nfkc().collect() })
 }
 
 fn strip_escapes(text: &str) -> String {

@@ -30,7 +30,7 @@ pub fn carried(words: &mut [Field], u: &mut Unwrapped) {
     }
     // A subcommand's own entry (`git rebase`), read from the subcommand on.
     if let Some(sub) = words.get(1).filter(|f| !f.dynamic && catalog::has_subcommand_entries(&prog))
-        && let Some(p) = catalog::find(&format!("{prog} {}", sub.text))
+        && let Some(p) = catalog::find_sub(&prog, &sub.text)
     {
         // A wrapper's (`tmux if-shell`) command was read when it was unwrapped.
         if p.role != Role::Wrapper || catalog::in_view(p, &prog) {
@@ -95,8 +95,10 @@ fn apply(p: &'static Program, origin: &str, words: &mut [Field], u: &mut Unwrapp
         u.nested.push(Nested { origin: format!("{origin} {opt}"), kind: code_kind(lang, code.clone()) });
     }
     // `psql -c '\! CMD'`, `sqlite3 db '.shell CMD'`, `vim -c '!CMD'`, `vim -c 'lua …'`.
-    for f in words.iter().skip(1) {
-        u.nested.extend(own_language(p, origin, option_value(&f.text), f.dynamic));
+    if has_own_language(p) {
+        for f in words.iter().skip(1) {
+            u.nested.extend(own_language(p, origin, option_value(&f.text), f.dynamic));
+        }
     }
     removed(p, origin, words, &r, u);
     if !p.same_as.is_empty() {
@@ -136,8 +138,7 @@ fn code_kind(lang: &str, code: Field) -> NestedKind {
 /// PROGRAM`, `vim`'s `:!` and `:lua`), for words and for the input it is fed.
 pub fn own_language(p: &Program, origin: &str, text: &str, dynamic: bool) -> Vec<Nested> {
     let mut out = Vec::new();
-    // Most programs have no command language: nothing to look for in their words or input.
-    if p.command_keys.is_empty() && p.code_keys.is_empty() && p.quoted_after.is_empty() {
+    if !has_own_language(p) {
         return out;
     }
     for (key, cmd) in catalog::keyed_lines(text, p.command_keys) {
@@ -154,6 +155,12 @@ pub fn own_language(p: &Program, origin: &str, text: &str, dynamic: bool) -> Vec
         out.push(Nested { origin: format!("{origin} {phrase}"), kind });
     }
     out
+}
+
+/// Whether `p` has a command language: most programs have none, and nothing is looked for in
+/// their words or input.
+fn has_own_language(p: &Program) -> bool {
+    !(p.command_keys.is_empty() && p.code_keys.is_empty() && p.quoted_after.is_empty())
 }
 
 /// `tar --remove-files`, `rsync --remove-source-files`, `ansible -m file -a 'path=X

@@ -79,7 +79,8 @@ impl Program {
             || one(self.stdin_script)
             || self.code.iter().any(|(o, _)| *o == name)
             || self.keyed.iter().any(|(o, _)| *o == name)
-            || (name.len() == 2 && name.starts_with('-') && self.short_value.contains(&name[1..]))
+            // `-x` is two bytes only when `x` is ASCII: a byte search finds it.
+            || (name.len() == 2 && name.starts_with('-') && self.short_value.as_bytes().contains(&name.as_bytes()[1]))
         {
             1
         } else {
@@ -144,24 +145,25 @@ impl Program {
             // A bundle of short options (`-qfc CMD`): one that takes a value ends it.
             let cluster = &w[1..];
             let mut step = 1;
+            let mut spelled = [b'-'; 5];
             for (j, ch) in cluster.char_indices() {
-                let opt = format!("-{ch}");
+                let opt = short_option(&mut spelled, ch);
                 let rest = &cluster[j + ch.len_utf8()..];
-                if self.optional_value.contains(&opt.as_str()) && !rest.is_empty() {
-                    self.option(&opt, Some(rest.to_string()), words[i].dynamic, &mut r);
+                if self.optional_value.contains(&opt) && !rest.is_empty() {
+                    self.option(opt, Some(rest.to_string()), words[i].dynamic, &mut r);
                     break;
                 }
-                if self.takes_value(&opt) > 0 {
+                if self.takes_value(opt) > 0 {
                     let (value, dynamic) = if rest.is_empty() {
                         step = 2;
                         (words.get(i + 1).map(|f| f.text.clone()), words.get(i + 1).is_some_and(|f| f.dynamic))
                     } else {
                         (Some(rest.to_string()), words[i].dynamic)
                     };
-                    self.option(&opt, value, dynamic, &mut r);
+                    self.option(opt, value, dynamic, &mut r);
                     break;
                 }
-                self.option(&opt, None, false, &mut r);
+                self.option(opt, None, false, &mut r);
             }
             i += step;
             i += self.command_after_key(words, i, &mut r);
@@ -202,6 +204,12 @@ impl Program {
             }
         }
     }
+}
+
+/// `-c` for the character `c` of an option bundle, spelled in `buf` (no allocation a letter).
+fn short_option(buf: &mut [u8; 5], c: char) -> &str {
+    let len = 1 + c.encode_utf8(&mut buf[1..]).len();
+    std::str::from_utf8(&buf[..len]).unwrap_or("-")
 }
 
 #[cfg(test)]

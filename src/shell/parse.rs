@@ -3,8 +3,9 @@
 //! read in `word.rs`. The parser never guesses: input it cannot read is an error, and the caller
 //! asks the user instead of passing the command.
 
-use super::ast::{AndOr, Command, Pipeline, Script, Word};
+use super::ast::{AndOr, Command, Items, Pipeline, Script, Word};
 use super::dialect::Dialect;
+use super::source::Source;
 
 /// Deepest nesting of lists, groups and substitutions the parser follows.
 pub const MAX_PARSE_DEPTH: usize = 100;
@@ -28,8 +29,8 @@ impl ParseError {
 
 pub type PResult<T> = Result<T, ParseError>;
 
-pub struct Parser {
-    pub(super) src: Vec<char>,
+pub struct Parser<'a> {
+    pub(super) src: Source<'a>,
     pub(super) pos: usize,
     pub(super) depth: usize,
     /// Where the next here-document body starts once the current line ends: (newline, resume).
@@ -66,7 +67,7 @@ pub fn parse_in(text: &str, dialect: Dialect) -> PResult<(Script, bool)> {
     let mut p = Parser::new(text, dialect);
     let parsed = p.list(Stop::default()).and_then(|script| {
         p.blanks();
-        if p.pos < p.src.len() { p.err(format!("unexpected {:?}", p.src[p.pos])) } else { Ok(script) }
+        if let Some(c) = p.peek() { p.err(format!("unexpected {c:?}")) } else { Ok(script) }
     });
     match parsed {
         Ok(script) => Ok((script, p.sensitive)),
@@ -74,18 +75,15 @@ pub fn parse_in(text: &str, dialect: Dialect) -> PResult<(Script, bool)> {
     }
 }
 
-impl Parser {
+impl Parser<'_> {
     /// bash's `coproc [NAME] COMMAND`: COMMAND runs in a background subshell, read as `( COMMAND )`
     /// (its `cd` and assignments stay there). NAME is given only before a compound command.
     fn coproc(&mut self) -> PResult<Command> {
         self.pos += "coproc".len();
         self.blanks();
-        let name_end = self.src[self.pos..]
-            .iter()
-            .position(|c| !(c.is_ascii_alphanumeric() || *c == '_'))
-            .map_or(self.src.len(), |n| self.pos + n);
+        let name_end = self.src.find(self.pos, |c| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(self.src.len());
         let mut after = name_end;
-        while self.src.get(after).is_some_and(|c| *c == ' ' || *c == '\t') {
+        while self.src.get(after).is_some_and(|c| c == ' ' || c == '\t') {
             after += 1;
         }
         // A reserved word as the parser reads it anywhere (`if`, not `ifconfig`).
@@ -96,7 +94,7 @@ impl Parser {
             self.pos = after;
         }
         let inner = self.command()?;
-        let body = Script(vec![AndOr(vec![Pipeline(vec![inner])])]);
+        let body = Script(vec![AndOr(Items::One(Pipeline(Items::One(inner))))]);
         self.compound("(", vec![body], vec![], vec![])
     }
 }
@@ -104,18 +102,18 @@ impl Parser {
 /// `X &`, read as the subshell `( X )` it runs in.
 fn background(item: AndOr) -> AndOr {
     let body = Script(vec![item]);
-    AndOr(vec![Pipeline(vec![Command::Compound {
+    AndOr(Items::One(Pipeline(Items::One(Command::Compound {
         kind: "(",
         bodies: vec![body],
         words: Vec::new(),
         redirects: Vec::new(),
-    }])])
+    }))))
 }
 
-impl Parser {
-    pub fn new(text: &str, dialect: Dialect) -> Parser {
+impl<'a> Parser<'a> {
+    pub fn new(text: &'a str, dialect: Dialect) -> Parser<'a> {
         Parser {
-            src: text.chars().collect(),
+            src: Source::new(text),
             pos: 0,
             depth: 0,
             heredoc_jump: None,
@@ -134,7 +132,7 @@ impl Parser {
     }
 
     /// A parser for text nested in this one (backticks, `${…}` operands), in the same dialect.
-    pub(super) fn sub(&self, text: &str) -> Parser {
+    pub(super) fn sub<'b>(&self, text: &'b str) -> Parser<'b> {
         let mut p = Parser::new(text, self.dialect);
         p.depth = self.depth;
         p
@@ -144,16 +142,19 @@ impl Parser {
         Err(ParseError::at(message, self.pos))
     }
 
+    #[inline]
     pub(super) fn peek(&self) -> Option<char> {
-        self.src.get(self.pos).copied()
+        self.src.get(self.pos)
     }
 
+    #[inline]
     pub(super) fn peek_at(&self, n: usize) -> Option<char> {
-        self.src.get(self.pos + n).copied()
+        self.src.get(self.pos + n)
     }
 
+    #[inline]
     pub(super) fn starts_with(&self, s: &str) -> bool {
-        s.chars().enumerate().all(|(i, c)| self.src.get(self.pos + i) == Some(&c))
+        self.src.starts_with_at(self.pos, s)
     }
 
     pub(super) fn enter(&mut self) -> PResult<()> {
@@ -170,6 +171,7 @@ impl Parser {
     }
 
     /// Skips spaces, tabs, line continuations and comments (not newlines).
+    #[inline]
     pub(super) fn blanks(&mut self) {
         while let Some(c) = self.peek() {
             match c {
@@ -213,10 +215,11 @@ impl Parser {
             "if", "then", "elif", "else", "fi", "while", "until", "do", "done", "for", "select", "case", "esac", "in",
             "function", "{", "}", "!", "[[",
         ];
-        let first = self.peek()?;
+        // Every reserved word is ASCII: its first byte rules out most words at once.
+        let first = self.peek().filter(char::is_ascii)? as u8;
         for w in words {
-            if w.starts_with(first) && self.starts_with(w) {
-                let after = self.src.get(self.pos + w.chars().count()).copied();
+            if w.as_bytes()[0] == first && self.starts_with(w) {
+                let after = self.src.get(self.pos + w.chars().count());
                 let ends = match after {
                     None => true,
                     Some(c) => {
@@ -259,7 +262,8 @@ impl Parser {
 
     pub(super) fn list(&mut self, stop: Stop) -> PResult<Script> {
         self.enter()?;
-        let mut items = Vec::new();
+        // Room for one: a line is nearly always one and-or list.
+        let mut items = Vec::with_capacity(1);
         loop {
             self.blanks_and_newlines();
             if self.at_stop(stop) {
@@ -293,7 +297,7 @@ impl Parser {
     }
 
     fn and_or(&mut self) -> PResult<AndOr> {
-        let mut pipelines = vec![self.pipeline()?];
+        let mut pipelines = Items::One(self.pipeline()?);
         loop {
             self.blanks();
             if self.starts_with("&&") || self.starts_with("||") {
@@ -325,7 +329,7 @@ impl Parser {
                 self.pos = save;
             }
         }
-        let mut cmds = vec![self.command()?];
+        let mut cmds = Items::One(self.command()?);
         loop {
             self.blanks();
             if self.starts_with("|&") {
@@ -350,7 +354,7 @@ impl Parser {
             let raw = self.balanced_parens(2)?;
             let nested = self.scan_nested(&raw)?;
             // The expression itself, for the variables it names (their values are evaluated).
-            let expr = Word(vec![super::ast::Part::Lit { text: raw, quoted: true }]);
+            let expr = Word::one(super::ast::Part::Lit { text: raw, quoted: true });
             return self.compound("((", vec![], vec![expr], nested);
         }
         if self.peek() == Some('(') {
@@ -359,7 +363,7 @@ impl Parser {
             self.close_paren()?;
             return self.compound("(", vec![body], vec![], vec![]);
         }
-        if self.bash() && self.starts_with("coproc") && self.src.get(self.pos + 6).is_some_and(|c| c.is_whitespace()) {
+        if self.bash() && self.starts_with("coproc") && self.src.get(self.pos + 6).is_some_and(char::is_whitespace) {
             return self.coproc();
         }
         let reserved = match self.reserved(RESERVED_STARTS) {

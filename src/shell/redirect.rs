@@ -4,7 +4,7 @@
 use super::ast::{Part, Redirect, Word};
 use super::parse::{PResult, ParseError, Parser};
 
-impl Parser {
+impl Parser<'_> {
     /// A redirection at the cursor, if there is one.
     pub(super) fn redirect(&mut self) -> PResult<Option<Redirect>> {
         if !self.peek().is_some_and(|c| c.is_ascii_digit() || matches!(c, '<' | '>' | '&' | '{')) {
@@ -17,10 +17,10 @@ impl Parser {
             self.pos += 1;
         }
         if fd.is_empty() && self.peek() == Some('{') {
-            let close = self.src[self.pos..].iter().take(64).position(|&c| c == '}');
-            if let Some(n) = close {
-                let name: String = self.src[self.pos + 1..self.pos + n].iter().collect();
-                let next = self.src.get(self.pos + n + 1).copied();
+            let close = self.src.position(self.pos, (self.pos + 64).min(self.src.len()), |c| c == '}');
+            if let Some(n) = close.map(|at| at - self.pos) {
+                let name = self.src.string(self.pos + 1, self.pos + n);
+                let next = self.src.get(self.pos + n + 1);
                 if !name.is_empty()
                     && name.chars().all(|c| c.is_alphanumeric() || c == '_')
                     && matches!(next, Some('<' | '>'))
@@ -68,31 +68,30 @@ impl Parser {
             .collect();
         let (newline, mut at) = match self.heredoc_jump {
             Some(j) => j,
-            None => match self.src[self.pos..].iter().position(|&c| c == '\n') {
-                Some(n) => (self.pos + n, self.pos + n + 1),
+            None => match self.src.find(self.pos, |c| c == '\n') {
+                Some(n) => (n, n + 1),
                 None => return self.err(format!("here-document `{tag}` has no body")),
             },
         };
-        // Lines are compared and copied as characters, not collected into a `String` each: a
-        // body of thousands of lines is read once per nesting level it sits in.
-        let tag: Vec<char> = tag.chars().collect();
+        // Lines are compared and copied in place, not collected into a `String` each: a body
+        // of thousands of lines is read once per nesting level it sits in.
         let mut body = String::new();
         while at < self.src.len() {
-            let end = self.src[at..].iter().position(|&c| c == '\n').map_or(self.src.len(), |n| at + n);
-            let mut line = &self.src[at..end];
+            let end = self.src.find(at, |c| c == '\n').unwrap_or(self.src.len());
+            let mut line = at;
             if strip_tabs {
-                line = &line[line.iter().take_while(|&&c| c == '\t').count()..];
+                line = self.src.position(at, end, |c| c != '\t').unwrap_or(end);
             }
             at = (end + 1).min(self.src.len());
-            if line == tag.as_slice() {
+            if self.src.is(line, end, &tag) {
                 break;
             }
-            body.extend(line);
+            self.src.push_to(&mut body, line, end);
             body.push('\n');
         }
         self.heredoc_jump = Some((newline, at));
         if quoted {
-            return Ok(Word(vec![Part::Lit { text: body, quoted: true }]));
+            return Ok(Word::one(Part::Lit { text: body, quoted: true }));
         }
         let mut sub = self.sub(&body);
         let word = sub.dquoted_until(None)?;

@@ -333,3 +333,18 @@ fn lines_before_a_syntax_error_are_judged() {
     assert!(a.segments.iter().any(|s| s.text == "rm -rf /"), "{:?}", a.segments);
     assert!(a.issues.iter().any(|i| i.kind == IssueKind::Unparseable));
 }
+
+#[test]
+fn words_are_quoted_where_the_shell_would_split_or_read_them() {
+    let special = |c: char| c.is_whitespace() || "'\"\\;&|<>()".contains(c);
+    let chars = (0u8..0x80).map(char::from).chain(['é', '\u{a0}', '\u{85}', '\u{2028}', '\u{3000}', 'ｒ', '\u{1c}']);
+    for c in chars {
+        for word in [c.to_string(), format!("a{c}b"), format!("é{c}")] {
+            let plain = !word.chars().any(special);
+            let want = if plain { word.clone() } else { format!("'{}'", word.replace('\'', r"'\''")) };
+            assert_eq!(super::quote(&word), want, "{word:?}");
+        }
+    }
+    assert_eq!(super::quote(""), "''");
+    assert_eq!(super::join(&["rm".into(), "it's a".into(), "-rf".into()]), r"rm 'it'\''s a' -rf");
+}

@@ -91,7 +91,7 @@ fn step(prog: &str, w: &[Field]) -> Option<Step> {
     let main = catalog::find(prog);
     let at = main.filter(|p| p.role == Role::Wrapper && !p.subcommands.is_empty()).map_or(1, |p| p.read(w, 1).end);
     let sub = w.get(at).filter(|f| !f.dynamic && catalog::has_subcommand_entries(prog));
-    let sub = sub.and_then(|f| catalog::find(&format!("{prog} {}", f.text))).filter(|p| p.role == Role::Wrapper);
+    let sub = sub.and_then(|f| catalog::find_sub(prog, &f.text)).filter(|p| p.role == Role::Wrapper);
     let (entry, w, offset) = match sub {
         Some(p) => (p, &w[at..], at),
         None => (main?, w, 0),
@@ -116,11 +116,14 @@ pub fn unwrap(mut words: Vec<Field>) -> Unwrapped {
         limit: None,
     };
     for round in 0..=MAX_WRAPPERS {
-        let prog = basename(&words[0].text).to_string();
         if words[0].dynamic {
             break;
         }
-        let next = step(&prog, &words);
+        let next = step(basename(&words[0].text), &words);
+        if next.is_none() {
+            break;
+        }
+        let prog = basename(&words[0].text).to_string();
         if round == MAX_WRAPPERS && next.is_some() {
             u.limit = Some(format!("more than {MAX_WRAPPERS} wrappers around one command"));
             break;

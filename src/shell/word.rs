@@ -1,8 +1,9 @@
 //! Reading one word: quoting (single, double, backslash, `$'…'`, `$"…"`), parameter expansion,
 //! command substitution (`$(…)` and backticks, nested), process substitution and arithmetic.
 
-use super::ast::{Assign, Part, Script, Word};
+use super::ast::{Arith, Assign, Param, Part, Parts, Script, Word};
 use super::parse::{PResult, ParseError, Parser};
+use super::source::Source;
 
 fn is_meta(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\r' | '\n' | ';' | '&' | '|' | '<' | '>' | '(' | ')')
@@ -10,7 +11,7 @@ fn is_meta(c: char) -> bool {
 
 /// Adds literal text to a word, merging with a previous literal of the same quoting.
 /// Appends one character of literal text (no allocation when it extends the last part).
-fn push_char(parts: &mut Vec<Part>, c: char, quoted: bool) {
+fn push_char(parts: &mut Parts, c: char, quoted: bool) {
     if let Some(Part::Lit { text, quoted: q }) = parts.last_mut()
         && *q == quoted
     {
@@ -22,7 +23,26 @@ fn push_char(parts: &mut Vec<Part>, c: char, quoted: bool) {
     parts.push(Part::Lit { text, quoted });
 }
 
-fn push_lit(parts: &mut Vec<Part>, s: &str, quoted: bool) {
+/// Appends the literal characters `from..to` of `src`: a word's plain stretches are copied at
+/// once, not a character at a time.
+fn push_run(parts: &mut Parts, src: &Source<'_>, from: usize, to: usize, quoted: bool) {
+    if let Some(Part::Lit { text, quoted: q }) = parts.last_mut()
+        && *q == quoted
+    {
+        src.push_to(text, from, to);
+        return;
+    }
+    let mut text = String::with_capacity((to - from).max(16));
+    src.push_to(&mut text, from, to);
+    parts.push(Part::Lit { text, quoted });
+}
+
+/// Characters that end a plain run of an unquoted word (each has an arm in `Parser::word`).
+fn ends_plain(c: char) -> bool {
+    is_meta(c) || matches!(c, '\\' | '\'' | '"' | '$' | '`')
+}
+
+fn push_lit(parts: &mut Parts, s: &str, quoted: bool) {
     if let Some(Part::Lit { text, quoted: q }) = parts.last_mut()
         && *q == quoted
     {
@@ -43,7 +63,8 @@ pub fn as_assignment(word: &Word) -> Option<Assign> {
     let Some(Part::Lit { text, quoted: false }) = word.0.first() else {
         return None;
     };
-    let eq = text.find('=')?;
+    // A byte loop: `str::find` sets up a memchr search, dear for a word's few bytes.
+    let eq = text.bytes().position(|b| b == b'=')?;
     let append = text[..eq].ends_with('+');
     let name = text[..eq].strip_suffix('+').unwrap_or(&text[..eq]);
     let mut chars = name.chars();
@@ -52,7 +73,7 @@ pub fn as_assignment(word: &Word) -> Option<Assign> {
     {
         return None;
     }
-    let mut value = Vec::new();
+    let mut value = Parts::default();
     let rest = &text[eq + 1..];
     if !rest.is_empty() {
         value.push(Part::Lit { text: rest.to_string(), quoted: false });
@@ -61,10 +82,10 @@ pub fn as_assignment(word: &Word) -> Option<Assign> {
     Some(Assign { name: name.to_string(), value: Word(value), append })
 }
 
-impl Parser {
+impl Parser<'_> {
     /// Reads a word at the cursor; `None` if the cursor is at an operator or end of input.
     pub(super) fn word(&mut self) -> PResult<Option<Word>> {
-        let mut parts = Vec::new();
+        let mut parts = Parts::default();
         let start = self.pos;
         while let Some(c) = self.peek() {
             match c {
@@ -94,12 +115,11 @@ impl Parser {
                 },
                 '\'' => {
                     self.pos += 1;
-                    let end = self.src[self.pos..].iter().position(|&c| c == '\'');
-                    let Some(n) = end else {
+                    let Some(end) = self.src.find(self.pos, |c| c == '\'') else {
                         return self.err("unterminated single quote");
                     };
-                    let text: String = self.src[self.pos..self.pos + n].iter().collect();
-                    self.pos += n + 1;
+                    let text = self.src.string(self.pos, end);
+                    self.pos = end + 1;
                     parts.push(Part::Lit { text, quoted: true });
                 }
                 '"' => {
@@ -121,8 +141,9 @@ impl Parser {
                     parts.push(Part::Subst { script, quoted: false });
                 }
                 _ => {
-                    push_char(&mut parts, c, false);
-                    self.pos += 1;
+                    let end = self.src.find(self.pos, ends_plain).unwrap_or(self.src.len());
+                    push_run(&mut parts, &self.src, self.pos, end, false);
+                    self.pos = end;
                 }
             }
         }
@@ -151,7 +172,7 @@ impl Parser {
     /// Double-quoted text up to `end` (or to end of input for here-document bodies, where `"`
     /// is an ordinary character).
     pub(super) fn dquoted_until(&mut self, end: Option<char>) -> PResult<Word> {
-        let mut parts = Vec::new();
+        let mut parts = Parts::default();
         loop {
             let Some(c) = self.peek() else {
                 return match end {
@@ -184,14 +205,16 @@ impl Parser {
                     parts.push(Part::Subst { script, quoted: true });
                 }
                 _ => {
-                    push_char(&mut parts, c, true);
-                    self.pos += 1;
+                    let stop = self.src.find(self.pos, |c| Some(c) == end || matches!(c, '\\' | '$' | '`'));
+                    let stop = stop.unwrap_or(self.src.len());
+                    push_run(&mut parts, &self.src, self.pos, stop, true);
+                    self.pos = stop;
                 }
             }
         }
     }
 
-    fn dollar(&mut self, parts: &mut Vec<Part>, quoted: bool) -> PResult<()> {
+    fn dollar(&mut self, parts: &mut Parts, quoted: bool) -> PResult<()> {
         let next = self.peek_at(1);
         match next {
             // dash reads `$'…'` and `$"…"` as a `$` and a quoted string.
@@ -215,7 +238,7 @@ impl Parser {
                 match self.balanced_parens(2) {
                     Ok(raw) => {
                         let nested = self.scan_nested(&raw)?;
-                        parts.push(Part::Arith { raw, nested });
+                        parts.push(Part::Arith(Box::new(Arith { raw, nested })));
                     }
                     Err(_) => {
                         // `$( (a); b )`: a command substitution starting with a subshell.
@@ -237,7 +260,7 @@ impl Parser {
                 let simple = ident_len == raw.chars().count() && ident_len > 0;
                 let special = raw.chars().count() == 1 && "@*#?$!-0".contains(raw.as_str());
                 if simple || special {
-                    parts.push(Part::Param { name: raw, quoted, raw: None, nested: vec![] });
+                    parts.push(Part::Param(Box::new(Param { name: raw, quoted, raw: None, nested: vec![] })));
                 } else {
                     let name: String = raw
                         .trim_start_matches(['#', '!'])
@@ -245,7 +268,7 @@ impl Parser {
                         .take_while(|c| c.is_alphanumeric() || *c == '_')
                         .collect();
                     let nested = self.scan_nested(&raw)?;
-                    parts.push(Part::Param { name, quoted, raw: Some(raw), nested });
+                    parts.push(Part::Param(Box::new(Param { name, quoted, raw: Some(raw), nested })));
                 }
             }
             Some(c) if c.is_ascii_alphabetic() || c == '_' => {
@@ -255,11 +278,11 @@ impl Parser {
                     name.push(c);
                     self.pos += 1;
                 }
-                parts.push(Part::Param { name, quoted, raw: None, nested: vec![] });
+                parts.push(Part::Param(Box::new(Param { name, quoted, raw: None, nested: vec![] })));
             }
             Some(c) if c.is_ascii_digit() || "@*#?$!-".contains(c) => {
                 self.pos += 2;
-                parts.push(Part::Param { name: c.to_string(), quoted, raw: None, nested: vec![] });
+                parts.push(Part::Param(Box::new(Param { name: c.to_string(), quoted, raw: None, nested: vec![] })));
             }
             _ => {
                 push_lit(parts, "$", quoted);
@@ -308,7 +331,7 @@ impl Parser {
                         if self.depth + deepest > super::parse::MAX_PARSE_DEPTH {
                             return self.limit(format!("nesting deeper than {}", super::parse::MAX_PARSE_DEPTH));
                         }
-                        let raw: String = self.src[body_start..self.pos].iter().collect();
+                        let raw = self.src.string(body_start, self.pos);
                         self.pos += open;
                         return Ok(raw);
                     }
@@ -334,7 +357,8 @@ impl Parser {
         for part in word.0 {
             match part {
                 Part::Subst { script, .. } | Part::Proc { script, .. } => out.push(script),
-                Part::Param { nested, .. } | Part::Arith { nested, .. } => out.extend(nested),
+                Part::Param(p) => out.extend(p.nested),
+                Part::Arith(a) => out.extend(a.nested),
                 _ => {}
             }
         }
@@ -367,7 +391,7 @@ impl Parser {
                         if self.depth + deepest > super::parse::MAX_PARSE_DEPTH {
                             return self.limit(format!("nesting deeper than {}", super::parse::MAX_PARSE_DEPTH));
                         }
-                        let raw: String = self.src[start..self.pos].iter().collect();
+                        let raw = self.src.string(start, self.pos);
                         self.pos += 1;
                         return Ok(raw);
                     }
@@ -391,7 +415,7 @@ impl Parser {
                     break;
                 }
                 Some('\\') if matches!(self.peek_at(1), Some('`' | '\\' | '$')) => {
-                    inner.push(self.src[self.pos + 1]);
+                    inner.extend(self.peek_at(1));
                     self.pos += 2;
                 }
                 Some(c) => {
