@@ -136,7 +136,6 @@ fn write_batch(policy: &Policy, dialect: Dialect) -> std::io::Result<()> {
         analyze_script_into(command, dialect, &mut analysis);
         let decision = decide(policy, &analysis);
         write_record(&mut out, &record(command, policy, &decision))?;
-        analysis.clear();
     }
     out.flush()
 }

@@ -508,8 +508,7 @@ impl Analyzer {
         // An npm package (`@scope/cli`, run by npx) is a name, not a path.
         let base = if words[0].starts_with('@') { &words[0] } else { super::basename(&words[0]) };
         let base_at = words[0].len() - base.len();
-        let bracket = program.text.bytes().position(|b| b == b'[').is_some_and(|i| program.text[i + 1..].contains(']'));
-        if !program.dynamic && (program.text.contains(['*', '?']) || bracket) {
+        if !program.dynamic && super::is_glob_pattern(&program.text) {
             // `/usr/bin/r? -rf ~`: the shell matches the pattern against file names.
             self.issue(
                 IssueKind::Dynamic,

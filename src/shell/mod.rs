@@ -171,12 +171,15 @@ pub struct Analysis {
 impl Analysis {
     /// Empties it, keeping the vectors' room for the next command.
     pub fn clear(&mut self) {
-        self.lines.clear();
-        self.segments.clear();
-        self.pipelines.clear();
-        self.issues.clear();
-        self.possible_lines.clear();
-        self.possible_pipelines.clear();
+        // Every field named: a field added later fails to compile here instead of carrying one
+        // command's findings into the next of a batch.
+        let Analysis { lines, segments, pipelines, issues, possible_lines, possible_pipelines } = self;
+        lines.clear();
+        segments.clear();
+        pipelines.clear();
+        issues.clear();
+        possible_lines.clear();
+        possible_pipelines.clear();
     }
 
     /// Whether a unit was only guessed from an unknown program's operands.
@@ -295,6 +298,12 @@ pub fn join(words: &[String]) -> String {
         quote_into(&mut out, w);
     }
     out
+}
+
+/// Whether the shell would match `word` against file names: it holds `*`, `?` or a `[…]`
+/// (`/usr/bin/r? -rf ~`, `git re*`).
+pub(super) fn is_glob_pattern(word: &str) -> bool {
+    word.contains(['*', '?']) || word.bytes().position(|b| b == b'[').is_some_and(|i| word[i + 1..].contains(']'))
 }
 
 /// `path` without its leading `./` (every one of them, as `trim_start_matches("./")` removes

@@ -89,8 +89,7 @@ fn unknown(word: &Field, place: &Place) -> Option<String> {
     {
         return Some(format!("is replaced by the input of {w}, only known when the command runs"));
     }
-    let bracket = word.text.find('[').is_some_and(|i| word.text[i + 1..].contains(']'));
-    if word.text.contains(['*', '?']) || bracket {
+    if super::is_glob_pattern(&word.text) {
         return Some("is a pattern the shell matches against file names when the command runs".into());
     }
     None
