@@ -49,15 +49,27 @@ fn main() {
     let literals = tables.prefilter.iter().map(|(target, anchored, lits)| index::RuleLiterals {
         target: *target,
         anchored: *anchored,
-        literals: lits.as_ref().map(|l| l.iter().map(Vec::as_slice).collect()),
+        literals: lits.as_ref().map(|l| l.iter().map(|(l, s)| (l.as_slice(), *s)).collect()),
     });
-    let prefilter = index::to_rust(&index::build(literals), "super::index");
+    let built = index::build(literals);
+    let mut prefilter = index::to_rust(&built, "super::index");
+    // Each rule's literals' sides, in order, as indices into the index's table of sides
+    // (`Rule::sides` of a built-in rule; `BuiltinRule::sides` is a range of this).
+    let ids: std::collections::HashMap<index::Sides, usize> =
+        built.sides.iter().enumerate().map(|(i, s)| (*s, i)).collect();
+    let side_ids: Vec<String> = tables
+        .prefilter
+        .iter()
+        .flat_map(|(_, _, lits)| lits.iter().flatten())
+        .map(|(_, s)| ids.get(s).copied().unwrap_or(0).to_string())
+        .collect();
+    prefilter += &format!("pub static SIDE_IDS: [u16; {}] = [{}];\n", side_ids.len(), side_ids.join(","));
     std::fs::write(dest.join("builtin_prefilter.rs"), prefilter).expect("write builtin_prefilter.rs");
     catalogue::emit(dest, &programs);
 }
 
-/// One rule's part of the prefilter index: target, anchored, literals.
-type PrefilterInput = (u8, bool, Option<Vec<Vec<u8>>>);
+/// One rule's part of the prefilter index: target, anchored, literals with their sides.
+type PrefilterInput = (u8, bool, Option<Vec<(Vec<u8>, index::Sides)>>);
 
 /// The built-in rules as `rules::builtin` reads them: every string in one text, every literal in
 /// one byte string, lists as ranges of span tables. Nothing in them is a pointer, so the loader
@@ -74,6 +86,8 @@ struct Tables {
     sets: Vec<String>,
     /// Per rule, in order: its target, whether its literals start the text, and its literals.
     prefilter: Vec<PrefilterInput>,
+    /// Literals in `prefilter` so far (the start of the next rule's range of `SIDE_IDS`).
+    side_count: usize,
 }
 
 impl Tables {
@@ -215,7 +229,9 @@ fn emit_pack(
             dfa(rule.unless_operand.as_ref())
         );
         let (line, _) = lines.line_col(rule.id.span().start);
-        let pre = literals::prefilter(rule.pattern.get_ref());
+        let hir = literals::check_syntax(rule.pattern.get_ref()).expect("checked above");
+        let with_sides = literals::prefilter_with_sides(&hir);
+        let pre = with_sides.as_ref().map(|(anchored, lits, _)| (*anchored, lits.clone()));
         if let Some((true, lits)) = &pre {
             programs.extend(lits.iter().filter_map(|l| catalogue::program_word(l)));
         }
@@ -224,7 +240,10 @@ fn emit_pack(
             Some((anchored, l)) => (*anchored, format!("Some({})", t.literals(l))),
             None => (false, "None".to_string()),
         };
-        t.prefilter.push((rule.target as u8, anchored, pre.as_ref().map(|(_, l)| l.clone())));
+        let lits_sides = with_sides.map(|(_, lits, sides)| lits.into_iter().zip(sides).collect::<Vec<_>>());
+        let side_range = (t.side_count, t.side_count + lits_sides.as_ref().map_or(0, Vec::len));
+        t.side_count = side_range.1;
+        t.prefilter.push((rule.target as u8, anchored, lits_sides));
         let sets: Vec<String> = conjunct_sets.iter().map(|set| t.literals(set)).collect();
         let conjuncts = format!("({}, {})", t.sets.len(), t.sets.len() + sets.len());
         t.sets.extend(sets);
@@ -245,6 +264,7 @@ fn emit_pack(
             format!("line: {line}"),
             format!("literals: {lits}"),
             format!("anchored: {anchored}"),
+            format!("sides: ({}, {})", side_range.0, side_range.1),
             format!("conjuncts: {conjuncts}"),
             format!("dfas: {dfas}"),
         ];

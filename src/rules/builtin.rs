@@ -61,6 +61,8 @@ pub struct BuiltinRule {
     pub literals: Option<Span>,
     /// The literals start the text (the pattern is anchored with `^`).
     pub anchored: bool,
+    /// Each literal's sides: a range of the built-in prefilter index's `SIDE_IDS`.
+    pub sides: Span,
     /// Literal sets every match satisfies at once (`literals::conjuncts`): a range of `SETS`.
     pub conjuncts: Span,
     /// The DFAs of `pattern`, `unless`, `operand` and `unless_operand`: ranges of `PIECES`.

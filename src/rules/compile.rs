@@ -10,7 +10,7 @@ use toml::Spanned;
 use super::builtin::{self, Span};
 use super::schema::{self, RuleFile, Target};
 pub use super::settings::{FileSettings, Mode, NoTty};
-use super::{Allow, AllowContext, Conjuncts, Layer, LazyRegex, LiteralSet, Origin, Pattern, Rule, Texts};
+use super::{Allow, AllowContext, Conjuncts, Layer, LazyRegex, LiteralSet, LiteralSides, Origin, Pattern, Rule, Texts};
 use crate::config::ConfigError;
 
 /// What one rules file contributes.
@@ -49,6 +49,7 @@ pub fn builtin_rules() -> Vec<Rule> {
                 origin: Origin { layer: Layer::Builtin, file: Cow::Borrowed(text(b.file)), line: b.line },
                 literals: b.literals.map(|l| LiteralSet::Builtin(builtin::literals(l))),
                 anchored: b.anchored,
+                sides: LiteralSides::Builtin(super::prefilter::builtin_side_ids(b.sides)),
                 conjuncts: Conjuncts::Builtin(sets(b.conjuncts)),
             }
         })
@@ -143,7 +144,10 @@ pub fn parse_file(file: &str, text: &str, layer: Layer) -> Result<FileItems, Con
             );
         }
         let (pattern, hir) = cx.regex(&id, "pattern", &r.pattern)?;
-        let prefilter = super::literals::prefilter_of(&hir);
+        let (prefilter, sides) = match super::literals::prefilter_with_sides(&hir) {
+            Some((anchored, lits, sides)) => (Some((anchored, lits)), sides),
+            None => (None, Vec::new()),
+        };
         let optional = |field: &str, p: &Option<Spanned<String>>| -> Result<Option<LazyRegex>, ConfigError> {
             p.as_ref().map(|p| cx.regex(&id, field, p).map(|(p, _)| LazyRegex::compiled(p))).transpose()
         };
@@ -153,6 +157,7 @@ pub fn parse_file(file: &str, text: &str, layer: Layer) -> Result<FileItems, Con
             unless_operand: optional("unless_operand", &r.unless_operand)?,
             literals: prefilter.as_ref().map(|(_, ls)| LiteralSet::Owned(ls.clone())),
             anchored: prefilter.as_ref().is_some_and(|(anchored, _)| *anchored),
+            sides: LiteralSides::Owned(sides),
             conjuncts: super::literals::conjuncts_after_of(prefilter.as_ref(), &hir)
                 .into_iter()
                 .map(LiteralSet::Owned)

@@ -79,6 +79,38 @@ impl LiteralSet {
     }
 }
 
+/// What may stand on each side of each prefilter literal, in the literals' order
+/// (`literals::Sides`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LiteralSides {
+    /// Indices into the built-in prefilter index's table of sides.
+    Builtin(&'static [u16]),
+    Owned(Vec<super::literals::Sides>),
+}
+
+impl LiteralSides {
+    /// The sides of literal `i` (anything, where none were found).
+    pub fn get(&self, i: usize) -> super::literals::Sides {
+        match self {
+            LiteralSides::Builtin(ids) => {
+                ids.get(i).map_or(super::literals::ANY_SIDES, |&s| super::prefilter::builtin_sides(s))
+            }
+            LiteralSides::Owned(v) => v.get(i).copied().unwrap_or(super::literals::ANY_SIDES),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            LiteralSides::Builtin(ids) => ids.len(),
+            LiteralSides::Owned(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// Literal sets every match satisfies at once.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Conjuncts {

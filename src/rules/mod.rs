@@ -69,7 +69,7 @@ impl std::fmt::Display for Origin {
     }
 }
 
-pub use lists::{Conjuncts, LiteralSet, Texts};
+pub use lists::{Conjuncts, LiteralSet, LiteralSides, Texts};
 
 #[derive(Debug)]
 pub struct Rule {
@@ -89,6 +89,8 @@ pub struct Rule {
     pub literals: Option<LiteralSet>,
     /// The literals must start the text, not only occur in it.
     pub anchored: bool,
+    /// What may stand on each side of each literal in a match.
+    pub sides: LiteralSides,
     /// Literal sets every match satisfies at once, checked before the regex runs.
     pub conjuncts: Conjuncts,
 }

@@ -19,6 +19,26 @@ mod builtin_index {
     include!(concat!(env!("OUT_DIR"), "/builtin_prefilter.rs"));
 }
 
+/// The sides entry `i` of the built-in index names (`Rule::sides` of a built-in rule).
+pub fn builtin_sides(i: u16) -> index::Sides {
+    builtin_index::SIDES.get(usize::from(i)).copied().unwrap_or(index::ANY_SIDES)
+}
+
+/// Each built-in literal's sides, as indices into the built-in index's sides (a range written
+/// by `build.rs`, per rule).
+pub fn builtin_side_ids(range: (u32, u32)) -> &'static [u16] {
+    &builtin_index::SIDE_IDS[range.0 as usize..range.1 as usize]
+}
+
+/// The literals of `rule` with their sides, as the index takes them.
+fn rule_literals(r: &Rule) -> index::RuleLiterals<'_> {
+    index::RuleLiterals {
+        target: r.target as u8,
+        anchored: r.anchored,
+        literals: r.literals.as_ref().map(|l| l.iter().enumerate().map(|(i, l)| (l, r.sides.get(i))).collect()),
+    }
+}
+
 /// The index of a run of rules that starts at `offset` in the policy's list.
 struct Part {
     offset: usize,
@@ -31,6 +51,8 @@ struct Part {
     arena: Cow<'static, [u8]>,
     /// Rules without literals, tried on every text.
     always: Cow<'static, [(u32, u8)]>,
+    /// What may stand around literals, by `Entry::sides`.
+    sides: Cow<'static, [index::Sides]>,
 }
 
 pub struct Prefilter {
@@ -52,17 +74,14 @@ impl Prefilter {
                 anchored: (Cow::Borrowed(&builtin_index::ANCHORED), Cow::Borrowed(&builtin_index::ANCHORED_SLOTS)),
                 arena: Cow::Borrowed(&builtin_index::ARENA),
                 always: Cow::Borrowed(&builtin_index::ALWAYS),
+                sides: Cow::Borrowed(&builtin_index::SIDES),
             });
             builtins
         } else {
             0
         };
         if rest < rules.len() || parts.is_empty() {
-            let built = index::build(rules[rest..].iter().map(|r| index::RuleLiterals {
-                target: r.target as u8,
-                anchored: r.anchored,
-                literals: r.literals.as_ref().map(|l| l.iter().collect()),
-            }));
+            let built = index::build(rules[rest..].iter().map(rule_literals));
             parts.push(Part {
                 offset: rest,
                 keys: Cow::Owned(built.keys),
@@ -70,6 +89,7 @@ impl Prefilter {
                 anchored: (Cow::Owned(built.anchored.0), Cow::Owned(built.anchored.1)),
                 arena: Cow::Owned(built.arena),
                 always: Cow::Owned(built.always),
+                sides: Cow::Owned(built.sides),
             });
         }
         Prefilter { parts }
@@ -91,34 +111,38 @@ impl Part {
             out[usize::from(t)].push(self.offset + i as usize);
         }
         if bytes.len() >= 2 {
-            self.probe(&self.anchored, key(bytes[0], bytes[1]), bytes, out);
+            self.probe(&self.anchored, key(bytes[0], bytes[1]), bytes, 0, out);
         }
         for at in 0..bytes.len().saturating_sub(1) {
             let k = key(bytes[at], bytes[at + 1]);
             if self.keys[usize::from(k >> 6)] & (1 << (k & 63)) != 0 {
-                self.probe(&self.floating, k, &bytes[at..], out);
+                self.probe(&self.floating, k, bytes, at, out);
             }
         }
     }
 
-    /// Pushes the rules of `table` whose literal for key `k` starts `rest`.
+    /// Pushes the rules of `table` whose literal for key `k` starts `bytes[at..]` with what its
+    /// sides admit around it.
     fn probe(
         &self,
         table: &(Cow<'static, [Entry]>, Cow<'static, [Slot]>),
         k: u16,
-        rest: &[u8],
+        bytes: &[u8],
+        at: usize,
         out: &mut [Vec<usize>; 3],
     ) {
         let run = index::run(&table.0, &table.1, k);
         if run.is_empty() {
             return;
         }
+        let rest = &bytes[at..];
         let w = word(rest);
         for e in run {
             let len = e.len as usize;
             if rest.len() >= len
                 && w & mask(len) == e.prefix
                 && (len <= 8 || rest[8..len] == self.arena[e.start as usize + 8..e.start as usize + len])
+                && (e.sides == 0 || index::admits(&self.sides[usize::from(e.sides)], bytes, at, len))
             {
                 out[usize::from(e.target)].push(self.offset + e.rule as usize);
             }
@@ -137,7 +161,7 @@ mod tests {
         let entries: Vec<Entry> = keys
             .iter()
             .enumerate()
-            .map(|(i, &key)| Entry { key, target: 0, rule: i as u32, start: 0, len: 2, prefix: 0 })
+            .map(|(i, &key)| Entry { key, target: 0, rule: i as u32, start: 0, len: 2, prefix: 0, sides: 0 })
             .collect();
         let sorted = index::radix_sort_by_key(entries.clone());
         let mut expected = entries;
@@ -151,11 +175,7 @@ mod tests {
         // build.rs indexes the packs as it reads them; the binary's built-in rules, indexed at
         // run time, must give the very same tables (same rules, order, literals and targets).
         let rules = builtin_rules();
-        let built = index::build(rules.iter().map(|r| index::RuleLiterals {
-            target: r.target as u8,
-            anchored: r.anchored,
-            literals: r.literals.as_ref().map(|l| l.iter().collect()),
-        }));
+        let built = index::build(rules.iter().map(super::rule_literals));
         let b = &super::builtin_index::KEYS;
         assert_eq!(built.keys, b.to_vec());
         assert_eq!(
@@ -168,6 +188,7 @@ mod tests {
         );
         assert_eq!(built.arena, super::builtin_index::ARENA.to_vec());
         assert_eq!(built.always, super::builtin_index::ALWAYS.to_vec());
+        assert_eq!(built.sides, super::builtin_index::SIDES.to_vec());
     }
 
     #[test]

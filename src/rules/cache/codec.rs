@@ -10,7 +10,8 @@ use std::borrow::Cow;
 
 use super::super::compile::{FileItems, FileSettings, Mode, NoTty};
 use super::super::hooks::{HookApproval, HookSettings};
-use super::super::{Action, Allow, AllowContext, Layer, LazyRegex, LiteralSet, Origin, Rule, Target};
+use super::super::literals::Sides;
+use super::super::{Action, Allow, AllowContext, Layer, LazyRegex, LiteralSet, LiteralSides, Origin, Rule, Target};
 
 /// The payload for `items`. Every field is named (no `..`), so a field added to a rule, an
 /// allow entry or the settings does not compile until it is cached too.
@@ -104,6 +105,7 @@ fn encode_rule(w: &mut Writer, r: &Rule) {
         origin,
         literals,
         anchored,
+        sides,
         conjuncts,
     } = r;
     w.str(id);
@@ -128,6 +130,7 @@ fn encode_rule(w: &mut Writer, r: &Rule) {
     }
     w.opt(literals.as_ref(), Writer::literal_set);
     w.byte(u8::from(*anchored));
+    w.items(sides.len(), (0..sides.len()).map(|i| sides.get(i)), |w, s| w.sides(&s));
     w.items(conjuncts.len(), (0..conjuncts.len()).filter_map(|i| conjuncts.get(i)), |w, set| w.literal_set(&set));
 }
 
@@ -239,6 +242,7 @@ fn decode_rule(r: &mut Reader<'_>, origin: &dyn Fn(usize) -> Origin) -> Option<R
         1 => true,
         _ => return None,
     };
+    let sides = r.list(Reader::sides)?;
     let conjuncts = r.list(literal_set)?;
     Some(Rule {
         id: Cow::Owned(id),
@@ -255,6 +259,7 @@ fn decode_rule(r: &mut Reader<'_>, origin: &dyn Fn(usize) -> Origin) -> Option<R
         origin: origin(line),
         literals,
         anchored,
+        sides: LiteralSides::Owned(sides),
         conjuncts: conjuncts.into(),
     })
 }
@@ -311,6 +316,11 @@ impl Writer {
     fn literal_set(&mut self, set: &LiteralSet) {
         self.items(set.len(), set.iter(), Writer::bytes);
     }
+
+    fn sides(&mut self, s: &Sides) {
+        s.0.iter().chain(&s.2).for_each(|&w| self.uint(w));
+        self.byte(u8::from(s.1) | u8::from(s.3) << 1);
+    }
 }
 
 /// The payload not read yet.
@@ -333,6 +343,19 @@ impl<'a> Reader<'a> {
             }
         }
         None
+    }
+
+    fn sides(&mut self) -> Option<Sides> {
+        let mut words = [0u64; 8];
+        for w in &mut words {
+            *w = self.uint()?;
+        }
+        let edges = self.byte()?;
+        if edges > 3 {
+            return None;
+        }
+        let (before, after) = words.split_at(4);
+        Some((before.try_into().ok()?, edges & 1 != 0, after.try_into().ok()?, edges & 2 != 0))
     }
 
     fn usize(&mut self) -> Option<usize> {
@@ -449,7 +472,7 @@ context = "ssh prod"
         for r in &items.rules {
             let patterns = (&r.pattern.source, source(&r.unless), source(&r.operand), source(&r.unless_operand));
             let text = (&r.reason, &r.tip, &r.examples, &r.counterexamples);
-            let prefilter = (&r.literals, r.anchored, &r.conjuncts);
+            let prefilter = (&r.literals, r.anchored, &r.sides, &r.conjuncts);
             out +=
                 &format!("{} {:?} {:?} {patterns:?} {text:?} {prefilter:?} {:?}\n", r.id, r.action, r.target, r.origin);
         }

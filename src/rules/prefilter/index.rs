@@ -19,6 +19,31 @@ pub struct Entry {
     /// Its first 8 bytes (little-endian, zeros past its end): most entries are told apart from
     /// the text by one comparison of words, without `memcmp`.
     pub prefix: u64,
+    /// What may stand on each side of it in a match: an index into the index's `sides`, 0 for
+    /// anything.
+    pub sides: u16,
+}
+
+/// What may stand on each side of a literal (`rules::literals::Sides`): the bytes before it and
+/// whether it may start the text, the bytes after it and whether it may end the text.
+pub type Sides = ([u64; 4], bool, [u64; 4], bool);
+
+/// Sides that admit anything: entry 0 of every index's `sides`.
+pub const ANY_SIDES: Sides = ([u64::MAX; 4], true, [u64::MAX; 4], true);
+
+/// Whether `text[at..at + len]`, an occurrence of a literal, has what `sides` admits around it.
+#[inline]
+pub fn admits(sides: &Sides, text: &[u8], at: usize, len: usize) -> bool {
+    let has = |set: &[u64; 4], b: u8| set[usize::from(b >> 6)] & (1 << (b & 63)) != 0;
+    let before = match at.checked_sub(1) {
+        Some(i) => has(&sides.0, text[i]),
+        None => sides.1,
+    };
+    before
+        && match text.get(at + len) {
+            Some(&b) => has(&sides.2, b),
+            None => sides.3,
+        }
 }
 
 /// A slot of an open-addressing table: a two-byte key and its run of entries.
@@ -34,8 +59,9 @@ pub struct RuleLiterals<'a> {
     pub target: u8,
     /// Its literals must start the text (the pattern is anchored with `^`).
     pub anchored: bool,
-    /// `None`: the rule has no literals and is tried on every text.
-    pub literals: Option<Vec<&'a [u8]>>,
+    /// `None`: the rule has no literals and is tried on every text. Each literal with what may
+    /// stand on its sides.
+    pub literals: Option<Vec<(&'a [u8], Sides)>>,
 }
 
 /// The whole index of a list of rules.
@@ -50,6 +76,8 @@ pub struct Index {
     pub arena: Vec<u8>,
     /// Rules without literals, with their targets.
     pub always: Vec<(u32, u8)>,
+    /// The sides entries name, `ANY_SIDES` first.
+    pub sides: Vec<Sides>,
 }
 
 /// Words in the keys bitmap (one bit per possible two-byte key).
@@ -81,14 +109,21 @@ pub fn build<'a>(rules: impl Iterator<Item = RuleLiterals<'a>>) -> Index {
     let (mut floating, mut anchored) = (Vec::new(), Vec::new());
     let mut arena = Vec::new();
     let mut always = Vec::new();
+    let mut sides = vec![ANY_SIDES];
+    let mut side_ids = std::collections::HashMap::from([(ANY_SIDES, 0usize)]);
     for (i, rule) in rules.enumerate() {
         let Some(lits) = rule.literals else {
             always.push((i as u32, rule.target));
             continue;
         };
-        for l in lits {
+        for (l, s) in lits {
+            let at = *side_ids.entry(s).or_insert_with(|| {
+                sides.push(s);
+                sides.len() - 1
+            });
             // Literals are at least two bytes long (literals.rs).
             let entry = Entry {
+                sides: u16::try_from(at).unwrap_or(0),
                 key: key(l[0], l[1]),
                 target: rule.target,
                 rule: i as u32,
@@ -104,7 +139,12 @@ pub fn build<'a>(rules: impl Iterator<Item = RuleLiterals<'a>>) -> Index {
     for e in &floating {
         keys[usize::from(e.key >> 6)] |= 1 << (e.key & 63);
     }
-    Index { keys, floating: table(floating), anchored: table(anchored), arena, always }
+    if sides.len() > usize::from(u16::MAX) {
+        // More distinct sides than an entry can name: every entry admits anything.
+        floating.iter_mut().chain(anchored.iter_mut()).for_each(|e: &mut Entry| e.sides = 0);
+        sides.truncate(1);
+    }
+    Index { keys, floating: table(floating), anchored: table(anchored), arena, always, sides }
 }
 
 /// Entries sorted by key (stable: rule order within a key) and the slots that find each key's run.
@@ -174,8 +214,8 @@ pub fn to_rust(index: &Index, path: &str) -> String {
             .iter()
             .map(|e| {
                 format!(
-                    "{path}::Entry{{key:{},target:{},rule:{},start:{},len:{},prefix:{}}}",
-                    e.key, e.target, e.rule, e.start, e.len, e.prefix
+                    "{path}::Entry{{key:{},target:{},rule:{},start:{},len:{},prefix:{},sides:{}}}",
+                    e.key, e.target, e.rule, e.start, e.len, e.prefix, e.sides
                 )
             })
             .collect();
@@ -201,6 +241,11 @@ pub fn to_rust(index: &Index, path: &str) -> String {
         "pub static ARENA: [u8; {}] = [{}];\n",
         index.arena.len(),
         list(&mut index.arena.iter().map(u8::to_string))
+    );
+    out += &format!(
+        "pub static SIDES: [{path}::Sides; {}] = [{}];\n",
+        index.sides.len(),
+        list(&mut index.sides.iter().map(|s| format!("({:?},{},{:?},{})", s.0, s.1, s.2, s.3)))
     );
     out += &format!(
         "pub static ALWAYS: [(u32, u8); {}] = [{}];\n",
