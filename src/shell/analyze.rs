@@ -308,7 +308,7 @@ impl Analyzer {
                 let (input, redirs): (Vec<Redir>, Vec<Redir>) = redirects
                     .iter()
                     .map(|r| Redir {
-                        op: format!("{}{}", r.fd, r.op),
+                        op: [r.fd.as_str(), r.op].concat(),
                         target: self.expand_joined(&r.target),
                         feeds_stdin: r.feeds_stdin(),
                     })
@@ -384,7 +384,7 @@ impl Analyzer {
             .redirects
             .iter()
             .map(|r| Redir {
-                op: format!("{}{}", r.fd, r.op),
+                op: [r.fd.as_str(), r.op].concat(),
                 target: self.expand_joined(&r.target),
                 feeds_stdin: r.feeds_stdin(),
             })
