@@ -51,19 +51,7 @@ fn main() {
         anchored: *anchored,
         literals: lits.as_ref().map(|l| l.iter().map(|(l, s)| (l.as_slice(), *s)).collect()),
     });
-    let built = index::build(literals);
-    let mut prefilter = index::to_rust(&built, "super::index");
-    // Each rule's literals' sides, in order, as indices into the index's table of sides
-    // (`Rule::sides` of a built-in rule; `BuiltinRule::sides` is a range of this).
-    let ids: std::collections::HashMap<index::Sides, usize> =
-        built.sides.iter().enumerate().map(|(i, s)| (*s, i)).collect();
-    let side_ids: Vec<String> = tables
-        .prefilter
-        .iter()
-        .flat_map(|(_, _, lits)| lits.iter().flatten())
-        .map(|(_, s)| ids.get(s).copied().unwrap_or(0).to_string())
-        .collect();
-    prefilter += &format!("pub static SIDE_IDS: [u16; {}] = [{}];\n", side_ids.len(), side_ids.join(","));
+    let prefilter = index::to_rust(&index::build(literals), "super::index");
     std::fs::write(dest.join("builtin_prefilter.rs"), prefilter).expect("write builtin_prefilter.rs");
     catalogue::emit(dest, &programs);
 }
@@ -86,8 +74,11 @@ struct Tables {
     sets: Vec<String>,
     /// Per rule, in order: its target, whether its literals start the text, and its literals.
     prefilter: Vec<PrefilterInput>,
-    /// Literals in `prefilter` so far (the start of the next rule's range of `SIDE_IDS`).
-    side_count: usize,
+    /// Per entry of `literals`: what may stand on its sides, as an index into `sides`.
+    literal_sides: Vec<usize>,
+    /// Every distinct `Sides`, anything first, and where each is in it.
+    sides: Vec<literals::Sides>,
+    side_ids: std::collections::HashMap<literals::Sides, usize>,
 }
 
 impl Tables {
@@ -116,12 +107,23 @@ impl Tables {
         format!("Piece {{ span: ({start}, {len}), dense: {}, gap: {gap}, gate: {gate} }}", p.dense)
     }
 
-    fn literals(&mut self, items: &[Vec<u8>]) -> String {
+    /// Literals, each with its sides, as a range of `LITERALS`.
+    fn literals(&mut self, items: &[(Vec<u8>, literals::Sides)]) -> String {
+        if self.sides.is_empty() {
+            self.sides.push(literals::ANY_SIDES);
+            self.side_ids.insert(literals::ANY_SIDES, 0);
+        }
         let first = self.literals.len();
-        for l in items {
+        for (l, s) in items {
             let start = self.bytes.len();
             self.bytes.extend_from_slice(l);
             self.literals.push(format!("({start}, {})", self.bytes.len()));
+            let sides = &mut self.sides;
+            let at = *self.side_ids.entry(*s).or_insert_with(|| {
+                sides.push(*s);
+                sides.len() - 1
+            });
+            self.literal_sides.push(at);
         }
         format!("({first}, {})", self.literals.len())
     }
@@ -134,6 +136,11 @@ impl Tables {
         let mut out = table("BUILTIN_RULES", "BuiltinRule", &self.rules);
         out += &table("TEXTS", "Span", &self.strings.lists);
         out += &table("LITERALS", "Span", &self.literals);
+        let ids: Vec<String> = self.literal_sides.iter().map(usize::to_string).collect();
+        out += &table("LITERAL_SIDES", "u16", &ids);
+        let sides: Vec<String> =
+            self.sides.iter().map(|s| format!("({:?}, {}, {:?}, {})", s.0, s.1, s.2, s.3)).collect();
+        out += &table("SIDE_TABLE", "Sides", &sides);
         out += &table("SETS", "Span", &self.sets);
         out += &table("PIECES", "Piece", &pieces);
         out
@@ -235,14 +242,19 @@ fn emit_pack(
         if let Some((true, lits)) = &pre {
             programs.extend(lits.iter().filter_map(|l| catalogue::program_word(l)));
         }
-        let conjunct_sets = literals::conjuncts_after(pre.as_ref(), rule.pattern.get_ref());
-        let (anchored, lits) = match &pre {
-            Some((anchored, l)) => (*anchored, format!("Some({})", t.literals(l))),
-            None => (false, "None".to_string()),
-        };
+        // Conjunct literals are literal nodes: their sides are the nodes'.
+        let conjunct_sets: Vec<Vec<(Vec<u8>, literals::Sides)>> = literals::conjuncts_after_of(pre.as_ref(), &hir)
+            .into_iter()
+            .map(|set| {
+                let sides = literals::sides_of(&hir, &set);
+                set.into_iter().zip(sides).collect()
+            })
+            .collect();
         let lits_sides = with_sides.map(|(_, lits, sides)| lits.into_iter().zip(sides).collect::<Vec<_>>());
-        let side_range = (t.side_count, t.side_count + lits_sides.as_ref().map_or(0, Vec::len));
-        t.side_count = side_range.1;
+        let (anchored, lits) = match (&pre, &lits_sides) {
+            (Some((anchored, _)), Some(l)) => (*anchored, format!("Some({})", t.literals(l))),
+            _ => (false, "None".to_string()),
+        };
         t.prefilter.push((rule.target as u8, anchored, lits_sides));
         let sets: Vec<String> = conjunct_sets.iter().map(|set| t.literals(set)).collect();
         let conjuncts = format!("({}, {})", t.sets.len(), t.sets.len() + sets.len());
@@ -264,7 +276,6 @@ fn emit_pack(
             format!("line: {line}"),
             format!("literals: {lits}"),
             format!("anchored: {anchored}"),
-            format!("sides: ({}, {})", side_range.0, side_range.1),
             format!("conjuncts: {conjuncts}"),
             format!("dfas: {dfas}"),
         ];

@@ -31,8 +31,9 @@ pub struct Piece {
     pub gap: Gap,
     /// For the first piece of an alternative's chain: literal sets every text the alternative
     /// matches holds a literal of each of (its prefilter literals and conjuncts, as a rule's),
-    /// so that the search skips alternatives whose literals a text lacks.
-    pub gate: Vec<Vec<Vec<u8>>>,
+    /// each literal with what may stand on its sides, so that the search skips alternatives
+    /// whose literals a text lacks.
+    pub gate: Vec<Vec<(Vec<u8>, super::literals::Sides)>>,
 }
 
 /// How a piece follows the one before it, as `rules::builtin::Gap`.
@@ -184,7 +185,7 @@ impl Blob {
 
 /// A DFA, or DFAs with the gaps before them (and an alternative's literals on its first), in
 /// the order they are embedded.
-type Built = Vec<(Dfa, Gap, Vec<Vec<Vec<u8>>>)>;
+type Built = Vec<(Dfa, Gap, Vec<Vec<(Vec<u8>, super::literals::Sides)>>)>;
 
 /// One piece's DFA, serialized: sparse, and dense too where that is small enough to embed.
 #[derive(Clone)]
@@ -226,9 +227,18 @@ fn build(hir: &Hir, splits: usize, limit: usize) -> Result<Built, String> {
     for part in &parts {
         let mut built = build(part, splits - 1, limit)?;
         // A chain that an alternative split further down did not gate is gated by this one.
-        let pre = super::literals::prefilter_of(part);
-        let mut sets = super::literals::conjuncts_after_of(pre.as_ref(), part);
-        sets.extend(pre.map(|(_, lits)| lits));
+        let pre = super::literals::prefilter_with_sides(part);
+        let plain = pre.as_ref().map(|(anchored, lits, _)| (*anchored, lits.clone()));
+        // Conjunct literals are literal nodes: their sides are the nodes'.
+        let mut sets: Vec<Vec<(Vec<u8>, super::literals::Sides)>> =
+            super::literals::conjuncts_after_of(plain.as_ref(), part)
+                .into_iter()
+                .map(|set| {
+                    let sides = super::literals::sides_of(part, &set);
+                    set.into_iter().zip(sides).collect()
+                })
+                .collect();
+        sets.extend(pre.map(|(_, lits, sides)| lits.into_iter().zip(sides).collect()));
         for (_, gap, gate) in &mut built {
             if matches!(gap, Gap::Start) && gate.is_empty() {
                 gate.clone_from(&sets);

@@ -1,6 +1,7 @@
 //! The built-in packs, compiled into the binary by `build.rs` from `rules/*.toml`, with every
 //! pattern's DFA built there too and embedded as one blob that is read in place.
 
+use super::literals::Sides;
 use super::schema::{Action, Target};
 
 /// A built-in pattern's DFAs (`rules::embedded` says how they are searched): one, or, for a
@@ -61,8 +62,6 @@ pub struct BuiltinRule {
     pub literals: Option<Span>,
     /// The literals start the text (the pattern is anchored with `^`).
     pub anchored: bool,
-    /// Each literal's sides: a range of the built-in prefilter index's `SIDE_IDS`.
-    pub sides: Span,
     /// Literal sets every match satisfies at once (`literals::conjuncts`): a range of `SETS`.
     pub conjuncts: Span,
     /// The DFAs of `pattern`, `unless`, `operand` and `unless_operand`: ranges of `PIECES`.
@@ -103,6 +102,15 @@ pub fn texts(list: Span) -> &'static [Span] {
 /// A literal set (a range of `LITERALS`): spans for `literal`.
 pub fn literals(set: Span) -> &'static [Span] {
     &LITERALS[range(set)]
+}
+
+/// What may stand on the sides of the literal at `index` of the literal table (the range
+/// `literals` takes counts in it); `None`: anything.
+pub fn literal_sides(index: usize) -> Option<&'static Sides> {
+    match LITERAL_SIDES.get(index) {
+        Some(&0) | None => None,
+        Some(&s) => SIDE_TABLE.get(usize::from(s)),
+    }
 }
 
 /// A list of literal sets (a range of `SETS`): ranges for `literals`.

@@ -49,7 +49,7 @@ pub fn builtin_rules() -> Vec<Rule> {
                 origin: Origin { layer: Layer::Builtin, file: Cow::Borrowed(text(b.file)), line: b.line },
                 literals: b.literals.map(|l| LiteralSet::Builtin(builtin::literals(l))),
                 anchored: b.anchored,
-                sides: LiteralSides::Builtin(super::prefilter::builtin_side_ids(b.sides)),
+                sides: LiteralSides::Builtin(b.literals.unwrap_or((0, 0))),
                 conjuncts: Conjuncts::Builtin(sets(b.conjuncts)),
             }
         })

@@ -169,7 +169,13 @@ impl Embedded {
     /// Whether `hay` holds a literal of each of the gate's sets of the alternative whose chain
     /// starts at piece `first` (a text that does not cannot match it: its chain is not searched).
     fn gate_passes(&self, first: usize, text: &super::Haystack<'_>) -> bool {
-        let has = |set: Span| builtin::literals(set).iter().any(|&s| text.contains(builtin::literal(s)));
+        let has = |set: Span| {
+            let first = set.0 as usize;
+            builtin::literals(set)
+                .iter()
+                .enumerate()
+                .any(|(k, &s)| text.contains_sided(builtin::literal(s), builtin::literal_sides(first + k)))
+        };
         builtin::sets(self.pieces[first].gate).iter().all(|&set| has(set))
     }
 

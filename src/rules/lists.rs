@@ -83,8 +83,8 @@ impl LiteralSet {
 /// (`literals::Sides`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LiteralSides {
-    /// Indices into the built-in prefilter index's table of sides.
-    Builtin(&'static [u16]),
+    /// The rule's literals' range of the built-in literal table (`builtin::literal_sides`).
+    Builtin(Span),
     Owned(Vec<super::literals::Sides>),
 }
 
@@ -92,16 +92,19 @@ impl LiteralSides {
     /// The sides of literal `i` (anything, where none were found).
     pub fn get(&self, i: usize) -> super::literals::Sides {
         match self {
-            LiteralSides::Builtin(ids) => {
-                ids.get(i).map_or(super::literals::ANY_SIDES, |&s| super::prefilter::builtin_sides(s))
-            }
+            LiteralSides::Builtin(range) => match range.0 as usize + i {
+                at if at < range.1 as usize => {
+                    builtin::literal_sides(at).copied().unwrap_or(super::literals::ANY_SIDES)
+                }
+                _ => super::literals::ANY_SIDES,
+            },
             LiteralSides::Owned(v) => v.get(i).copied().unwrap_or(super::literals::ANY_SIDES),
         }
     }
 
     pub fn len(&self) -> usize {
         match self {
-            LiteralSides::Builtin(ids) => ids.len(),
+            LiteralSides::Builtin(range) => (range.1 - range.0) as usize,
             LiteralSides::Owned(v) => v.len(),
         }
     }
@@ -139,13 +142,18 @@ impl Conjuncts {
         }
     }
 
-    /// Whether every set has a literal that `has` finds.
-    pub fn all(&self, mut has: impl FnMut(&[u8]) -> bool) -> bool {
+    /// Whether every set has a literal that `has` finds, given the literal and what may stand on
+    /// its sides (`None`: anything).
+    pub fn all(&self, mut has: impl FnMut(&[u8], Option<&super::literals::Sides>) -> bool) -> bool {
         match self {
-            Conjuncts::Builtin(sets) => {
-                sets.iter().all(|&range| builtin::literals(range).iter().any(|&s| has(builtin::literal(s))))
-            }
-            Conjuncts::Owned(v) => v.iter().all(|set| set.iter().any(&mut has)),
+            Conjuncts::Builtin(sets) => sets.iter().all(|&range| {
+                let first = range.0 as usize;
+                builtin::literals(range)
+                    .iter()
+                    .enumerate()
+                    .any(|(k, &s)| has(builtin::literal(s), builtin::literal_sides(first + k)))
+            }),
+            Conjuncts::Owned(v) => v.iter().all(|set| set.iter().any(|l| has(l, None))),
         }
     }
 }

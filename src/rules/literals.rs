@@ -342,9 +342,9 @@ impl SideWalk {
 
 /// The sides of each of `literals`, found where the pattern holds them as whole literal nodes (the
 /// union over every node of the same bytes); `ANY_SIDES` for one that is not such a node. Only
-/// sound for literals every match holds as a node: `required`'s, and `^` followed by literal
-/// nodes (`anchored_nodes`).
-fn sides_of(hir: &Hir, literals: &[Vec<u8>]) -> Vec<Sides> {
+/// sound for literals every match holds as a node: `required`'s, a conjunct set's
+/// (`conjuncts_of`), and `^` followed by literal nodes (`anchored_nodes`).
+pub fn sides_of(hir: &Hir, literals: &[Vec<u8>]) -> Vec<Sides> {
     let mut walk = SideWalk { steps: 0 };
     let mut nodes = Vec::new();
     walk.visit(hir, Side::ANY, Side::ANY, &mut nodes);
@@ -598,6 +598,21 @@ mod side_tests {
                 let text: Vec<u8> = (0..n).flat_map(|_| pieces[(next() % 21) as usize].to_vec()).collect();
                 if re.is_match(&text) {
                     matched += 1;
+                    let hir = check_syntax(p).unwrap();
+                    for set in conjuncts_of(&hir) {
+                        let sides = sides_of(&hir, &set);
+                        let found = set.iter().zip(&sides).any(|(l, s)| {
+                            (0..=text.len().saturating_sub(l.len())).any(|at| {
+                                text[at..].starts_with(l)
+                                    && crate::rules::prefilter::index::admits(s, &text, at, l.len())
+                            })
+                        });
+                        assert!(
+                            found,
+                            "{p:?} matches {:?} but no literal of {set:?} is admitted",
+                            String::from_utf8_lossy(&text)
+                        );
+                    }
                     assert!(
                         admitted(p, &text),
                         "{p:?} matches {:?} but its literals' sides reject it",

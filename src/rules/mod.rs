@@ -121,7 +121,7 @@ impl Rule {
     /// rule tried on the same text).
     pub fn fires_in(&self, hay: &Haystack<'_>, segment: Option<&Segment>) -> bool {
         // Near misses are rejected by byte searches before the regex runs (or is compiled).
-        if !self.conjuncts.all(|l| hay.contains(l))
+        if !self.conjuncts.all(|l, sides| hay.contains_sided(l, sides))
             || !self.pattern.get().is_match_in(hay)
             || self.unless.as_ref().is_some_and(|u| u.get().is_match_in(hay))
         {
@@ -191,6 +191,34 @@ impl<'a> Haystack<'a> {
         }
         search(self.text.as_bytes(), needle)
     }
+
+    /// `contains`, counting only occurrences with what `sides` admits around them (`None`:
+    /// anything).
+    #[inline]
+    pub fn contains_sided(&self, needle: &[u8], sides: Option<&literals::Sides>) -> bool {
+        match sides {
+            None => self.contains(needle),
+            Some(sides) => {
+                let n = needle.len();
+                if n >= 2 && (!self.has_pair(needle[0], needle[1]) || !self.has_pair(needle[n - 2], needle[n - 1])) {
+                    return false;
+                }
+                search_sided(self.text.as_bytes(), needle, sides)
+            }
+        }
+    }
+}
+
+/// Whether `needle` occurs in `haystack` with what `sides` admits around it.
+#[inline(never)]
+fn search_sided(haystack: &[u8], needle: &[u8], sides: &literals::Sides) -> bool {
+    let Some((&last, _)) = needle.split_last() else { return true };
+    let n = needle.len();
+    memchr::memchr_iter(last, haystack).any(|end| {
+        end + 1 >= n
+            && &haystack[end + 1 - n..=end] == needle
+            && prefilter::index::admits(sides, haystack, end + 1 - n, n)
+    })
 }
 
 #[inline(never)]

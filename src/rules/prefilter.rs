@@ -19,17 +19,6 @@ mod builtin_index {
     include!(concat!(env!("OUT_DIR"), "/builtin_prefilter.rs"));
 }
 
-/// The sides entry `i` of the built-in index names (`Rule::sides` of a built-in rule).
-pub fn builtin_sides(i: u16) -> index::Sides {
-    builtin_index::SIDES.get(usize::from(i)).copied().unwrap_or(index::ANY_SIDES)
-}
-
-/// Each built-in literal's sides, as indices into the built-in index's sides (a range written
-/// by `build.rs`, per rule).
-pub fn builtin_side_ids(range: (u32, u32)) -> &'static [u16] {
-    &builtin_index::SIDE_IDS[range.0 as usize..range.1 as usize]
-}
-
 /// The literals of `rule` with their sides, as the index takes them.
 fn rule_literals(r: &Rule) -> index::RuleLiterals<'_> {
     index::RuleLiterals {
