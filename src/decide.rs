@@ -100,8 +100,20 @@ pub fn unit_text(analysis: &Analysis, unit: Unit) -> &str {
 }
 
 pub fn decide(policy: &Policy, analysis: &Analysis) -> Decision {
+    decide_with(policy, analysis, &mut Scratch::default())
+}
+
+/// Buffers `decide` fills on every call, kept across calls by a long run (`check --batch`).
+#[derive(Default)]
+pub struct Scratch {
+    /// The rules the prefilter picks for a text, by target.
+    candidates: [Vec<usize>; 3],
+}
+
+/// `decide`, with buffers kept from an earlier call.
+pub fn decide_with(policy: &Policy, analysis: &Analysis, scratch: &mut Scratch) -> Decision {
     let mut hits = Vec::new();
-    let mut candidates: [Vec<usize>; 3] = Default::default();
+    let candidates = &mut scratch.candidates;
     let mut verdict = Verdict::Pass;
     let places = if policy.allows.is_empty() { Vec::new() } else { place::segment_places(analysis) };
     let units = (0..analysis.segments.len())
@@ -120,7 +132,7 @@ pub fn decide(policy: &Policy, analysis: &Analysis) -> Decision {
         };
         let first = hits.len();
         if scanned != Some(text) {
-            policy.candidates_into(text, &mut candidates);
+            policy.candidates_into(text, candidates);
             // One summary of the text's byte pairs serves every rule tried on it.
             hay = crate::rules::Haystack::new(if candidates.iter().all(Vec::is_empty) { "" } else { text });
             scanned = Some(text);

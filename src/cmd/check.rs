@@ -120,6 +120,7 @@ fn write_batch(policy: &Policy, dialect: Dialect) -> std::io::Result<()> {
     let mut out = BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
     let mut line = Vec::new();
     let mut analysis = Analysis::default();
+    let mut scratch = crate::decide::Scratch::default();
     while let Some(fits) = read_line(&mut stdin, &mut line, MAX_BATCH_LINE)? {
         if !fits {
             let command = format!("{}…", String::from_utf8_lossy(&line[..line.len().min(80)]));
@@ -134,7 +135,7 @@ fn write_batch(policy: &Policy, dialect: Dialect) -> std::io::Result<()> {
         };
         let command = command.strip_suffix('\r').unwrap_or(&command);
         analyze_script_into(command, dialect, &mut analysis);
-        let decision = decide(policy, &analysis);
+        let decision = crate::decide::decide_with(policy, &analysis, &mut scratch);
         write_record(&mut out, &record(command, policy, &decision))?;
     }
     out.flush()

@@ -113,6 +113,13 @@ pub fn literal_sides(index: usize) -> Option<&'static Sides> {
     }
 }
 
+/// Whether `hay` holds a literal of the set `set` (a range of `LITERALS`) with what may stand
+/// on its sides.
+pub fn set_in(set: Span, hay: &super::Haystack<'_>) -> bool {
+    let first = set.0 as usize;
+    literals(set).iter().enumerate().any(|(k, &s)| hay.contains_sided(literal(s), || literal_sides(first + k)))
+}
+
 /// A list of literal sets (a range of `SETS`): ranges for `literals`.
 pub fn sets(list: Span) -> &'static [Span] {
     &SETS[range(list)]

@@ -18,7 +18,7 @@ use regex_automata::{Anchored, HalfMatch, Input, MatchError};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use super::builtin::{self, ByteSet, DfaSpans, Gap, Span};
+use super::builtin::{self, ByteSet, DfaSpans, Gap};
 
 #[path = "embedded/dense.rs"]
 mod copy;
@@ -169,14 +169,7 @@ impl Embedded {
     /// Whether `hay` holds a literal of each of the gate's sets of the alternative whose chain
     /// starts at piece `first` (a text that does not cannot match it: its chain is not searched).
     fn gate_passes(&self, first: usize, text: &super::Haystack<'_>) -> bool {
-        let has = |set: Span| {
-            let first = set.0 as usize;
-            builtin::literals(set)
-                .iter()
-                .enumerate()
-                .any(|(k, &s)| text.contains_sided(builtin::literal(s), builtin::literal_sides(first + k)))
-        };
-        builtin::sets(self.pieces[first].gate).iter().all(|&set| has(set))
+        builtin::sets(self.pieces[first].gate).iter().all(|&set| builtin::set_in(set, text))
     }
 
     /// Whether pieces `i..end` of one chain match, piece `i` from `from` (anchored there unless

@@ -142,18 +142,11 @@ impl Conjuncts {
         }
     }
 
-    /// Whether every set has a literal that `has` finds, given the literal and what may stand on
-    /// its sides (`None`: anything).
-    pub fn all(&self, mut has: impl FnMut(&[u8], Option<&super::literals::Sides>) -> bool) -> bool {
+    /// Whether every set has a literal in `hay` (with what may stand on its sides).
+    pub fn all_in(&self, hay: &super::Haystack<'_>) -> bool {
         match self {
-            Conjuncts::Builtin(sets) => sets.iter().all(|&range| {
-                let first = range.0 as usize;
-                builtin::literals(range)
-                    .iter()
-                    .enumerate()
-                    .any(|(k, &s)| has(builtin::literal(s), builtin::literal_sides(first + k)))
-            }),
-            Conjuncts::Owned(v) => v.iter().all(|set| set.iter().any(|l| has(l, None))),
+            Conjuncts::Builtin(sets) => sets.iter().all(|&range| builtin::set_in(range, hay)),
+            Conjuncts::Owned(v) => v.iter().all(|set| set.iter().any(|l| hay.contains(l))),
         }
     }
 }

@@ -121,7 +121,7 @@ impl Rule {
     /// rule tried on the same text).
     pub fn fires_in(&self, hay: &Haystack<'_>, segment: Option<&Segment>) -> bool {
         // Near misses are rejected by byte searches before the regex runs (or is compiled).
-        if !self.conjuncts.all(|l, sides| hay.contains_sided(l, sides))
+        if !self.conjuncts.all_in(hay)
             || !self.pattern.get().is_match_in(hay)
             || self.unless.as_ref().is_some_and(|u| u.get().is_match_in(hay))
         {
@@ -193,18 +193,16 @@ impl<'a> Haystack<'a> {
     }
 
     /// `contains`, counting only occurrences with what `sides` admits around them (`None`:
-    /// anything).
+    /// anything). `sides` is asked for only when the byte pairs leave the answer open.
     #[inline]
-    pub fn contains_sided(&self, needle: &[u8], sides: Option<&literals::Sides>) -> bool {
-        match sides {
-            None => self.contains(needle),
-            Some(sides) => {
-                let n = needle.len();
-                if n >= 2 && (!self.has_pair(needle[0], needle[1]) || !self.has_pair(needle[n - 2], needle[n - 1])) {
-                    return false;
-                }
-                search_sided(self.text.as_bytes(), needle, sides)
-            }
+    pub fn contains_sided<'s>(&self, needle: &[u8], sides: impl FnOnce() -> Option<&'s literals::Sides>) -> bool {
+        let n = needle.len();
+        if n >= 2 && (!self.has_pair(needle[0], needle[1]) || !self.has_pair(needle[n - 2], needle[n - 1])) {
+            return false;
+        }
+        match sides() {
+            None => search(self.text.as_bytes(), needle),
+            Some(sides) => search_sided(self.text.as_bytes(), needle, sides),
         }
     }
 }

@@ -89,7 +89,16 @@ pub fn key(a: u8, b: u8) -> u16 {
 
 /// The mask of a literal's bytes in its `prefix`.
 pub fn mask(len: usize) -> u64 {
-    if len >= 8 { u64::MAX } else { (1u64 << (8 * len)) - 1 }
+    const MASKS: [u64; 9] = {
+        let mut m = [u64::MAX; 9];
+        let mut i = 0;
+        while i < 8 {
+            m[i] = (1u64 << (8 * i)) - 1;
+            i += 1;
+        }
+        m
+    };
+    MASKS[len.min(8)]
 }
 
 /// The 8 bytes of `rest` from its start as a little-endian word, zeros past its end.
