@@ -74,6 +74,8 @@ struct Tables {
     sets: Vec<String>,
     /// Per rule, in order: its target, whether its literals start the text, and its literals.
     prefilter: Vec<PrefilterInput>,
+    /// Per entry of `literals`: its range of `bytes`.
+    literals_bytes: Vec<(usize, usize)>,
     /// Per entry of `literals`: what may stand on its sides, as an index into `sides`.
     literal_sides: Vec<usize>,
     /// Every distinct `Sides`, anything first, and where each is in it.
@@ -118,6 +120,7 @@ impl Tables {
             let start = self.bytes.len();
             self.bytes.extend_from_slice(l);
             self.literals.push(format!("({start}, {})", self.bytes.len()));
+            self.literals_bytes.push((start, self.bytes.len()));
             let sides = &mut self.sides;
             let at = *self.side_ids.entry(*s).or_insert_with(|| {
                 sides.push(*s);
@@ -136,6 +139,9 @@ impl Tables {
         let mut out = table("BUILTIN_RULES", "BuiltinRule", &self.rules);
         out += &table("TEXTS", "Span", &self.strings.lists);
         out += &table("LITERALS", "Span", &self.literals);
+        let pairs: Vec<String> =
+            self.literals_bytes.iter().map(|&(a, b)| format!("{:?}", index::end_pairs(&self.bytes[a..b]))).collect();
+        out += &table("LITERAL_PAIRS", "(u16, u16)", &pairs);
         let ids: Vec<String> = self.literal_sides.iter().map(usize::to_string).collect();
         out += &table("LITERAL_SIDES", "u16", &ids);
         let sides: Vec<String> =

@@ -116,8 +116,11 @@ pub fn literal_sides(index: usize) -> Option<&'static Sides> {
 /// Whether `hay` holds a literal of the set `set` (a range of `LITERALS`) with what may stand
 /// on its sides.
 pub fn set_in(set: Span, hay: &super::Haystack<'_>) -> bool {
-    let first = set.0 as usize;
-    literals(set).iter().enumerate().any(|(k, &s)| hay.contains_sided(literal(s), || literal_sides(first + k)))
+    let range = set.0 as usize..set.1 as usize;
+    LITERAL_PAIRS[range.clone()]
+        .iter()
+        .zip(range)
+        .any(|(&pairs, at)| hay.contains_sided(pairs, || literal(LITERALS[at]), || literal_sides(at)))
 }
 
 /// A list of literal sets (a range of `SETS`): ranges for `literals`.
@@ -149,4 +152,15 @@ pub fn blob() -> &'static [u8] {
 /// The serialized DFA at `span` (a `Piece`'s).
 pub fn dfa_bytes(span: (u32, u32)) -> &'static [u8] {
     &DFAS.bytes[span.0 as usize..(span.0 + span.1) as usize]
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn each_literal_keeps_its_own_end_pairs() {
+        assert_eq!(super::LITERALS.len(), super::LITERAL_PAIRS.len());
+        for (&span, &pairs) in super::LITERALS.iter().zip(&super::LITERAL_PAIRS) {
+            assert_eq!(pairs, super::super::prefilter::index::end_pairs(super::literal(span)));
+        }
+    }
 }

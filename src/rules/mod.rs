@@ -154,10 +154,10 @@ pub struct Haystack<'a> {
     pairs: [u64; PAIR_WORDS],
 }
 
-const PAIR_WORDS: usize = 32;
+const PAIR_WORDS: usize = prefilter::index::PAIR_BITS / 64;
 
 fn pair_bit(a: u8, b: u8) -> usize {
-    (usize::from(a) * 131 + usize::from(b)) % (PAIR_WORDS * 64)
+    usize::from(prefilter::index::pair_bit(a, b))
 }
 
 impl<'a> Haystack<'a> {
@@ -175,9 +175,15 @@ impl<'a> Haystack<'a> {
     }
 
     #[inline]
-    fn has_pair(&self, a: u8, b: u8) -> bool {
-        let bit = pair_bit(a, b);
+    fn has_pair_bit(&self, bit: usize) -> bool {
         self.pairs[bit >> 6] & (1 << (bit & 63)) != 0
+    }
+
+    /// Whether the text may hold a literal whose first and last byte pairs have the bits
+    /// `pairs` (`index::end_pairs`): `false` is sure, `true` needs a search.
+    #[inline]
+    pub fn may_hold(&self, pairs: (u16, u16)) -> bool {
+        pairs.0 == u16::MAX || (self.has_pair_bit(usize::from(pairs.0)) && self.has_pair_bit(usize::from(pairs.1)))
     }
 
     /// Whether `needle` occurs in the text. The byte-pair test is inlined into the callers and
@@ -185,21 +191,23 @@ impl<'a> Haystack<'a> {
     /// every call paid for when it was inlined here).
     #[inline]
     pub fn contains(&self, needle: &[u8]) -> bool {
-        let n = needle.len();
-        if n >= 2 && (!self.has_pair(needle[0], needle[1]) || !self.has_pair(needle[n - 2], needle[n - 1])) {
-            return false;
-        }
-        search(self.text.as_bytes(), needle)
+        self.may_hold(prefilter::index::end_pairs(needle)) && search(self.text.as_bytes(), needle)
     }
 
-    /// `contains`, counting only occurrences with what `sides` admits around them (`None`:
-    /// anything). `sides` is asked for only when the byte pairs leave the answer open.
+    /// Whether `needle`, whose end pairs are `pairs` (`index::end_pairs`), occurs with what
+    /// `sides` admits around it (`None`: anything). The needle and its sides are asked for
+    /// only when the byte pairs leave the answer open.
     #[inline]
-    pub fn contains_sided<'s>(&self, needle: &[u8], sides: impl FnOnce() -> Option<&'s literals::Sides>) -> bool {
-        let n = needle.len();
-        if n >= 2 && (!self.has_pair(needle[0], needle[1]) || !self.has_pair(needle[n - 2], needle[n - 1])) {
+    pub fn contains_sided<'s>(
+        &self,
+        pairs: (u16, u16),
+        needle: impl FnOnce() -> &'s [u8],
+        sides: impl FnOnce() -> Option<&'s literals::Sides>,
+    ) -> bool {
+        if !self.may_hold(pairs) {
             return false;
         }
+        let needle = needle();
         match sides() {
             None => search(self.text.as_bytes(), needle),
             Some(sides) => search_sided(self.text.as_bytes(), needle, sides),

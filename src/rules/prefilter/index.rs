@@ -83,6 +83,24 @@ pub struct Index {
 /// Words in the keys bitmap (one bit per possible two-byte key).
 pub const KEY_WORDS: usize = 1 << 10;
 
+/// Bits in a text's summary of byte pairs (`rules::Haystack`).
+pub const PAIR_BITS: usize = 2048;
+
+/// The bit of the byte pair `a b` in a text's summary of byte pairs.
+pub fn pair_bit(a: u8, b: u8) -> u16 {
+    ((usize::from(a) * 131 + usize::from(b)) % PAIR_BITS) as u16
+}
+
+/// The bits of a literal's first and last byte pairs (a literal is at least two bytes long):
+/// a text whose summary lacks either cannot hold the literal.
+pub fn end_pairs(literal: &[u8]) -> (u16, u16) {
+    let n = literal.len();
+    if n < 2 {
+        return (u16::MAX, u16::MAX);
+    }
+    (pair_bit(literal[0], literal[1]), pair_bit(literal[n - 2], literal[n - 1]))
+}
+
 pub fn key(a: u8, b: u8) -> u16 {
     u16::from(a) << 8 | u16::from(b)
 }
