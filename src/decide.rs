@@ -106,36 +106,79 @@ pub fn decide(policy: &Policy, analysis: &Analysis) -> Decision {
 /// Buffers `decide` fills on every call, kept across calls by a long run (`check --batch`).
 #[derive(Default)]
 pub struct Scratch {
-    /// The rules the prefilter picks for a text, by target.
-    candidates: [Vec<usize>; 3],
+    /// Per distinct text of the command's units: the rules the prefilter picks, by target.
+    candidates: Vec<[Vec<usize>; 3]>,
+    /// Per distinct text: the first unit that has it, and the targets of the units that have it
+    /// (bit `1 << Target as u8`).
+    texts: Vec<(Unit, u8)>,
+    /// Per unit, in order: its distinct text (an index of `texts`).
+    slots: Vec<usize>,
+}
+
+/// Units with more texts than this find repeated texts by hashing, not by comparing.
+const FEW_TEXTS: usize = 16;
+
+impl Scratch {
+    /// Groups the units by text, so that each distinct text is scanned once, for the targets of
+    /// the units that have it (a command's segment, pipeline and line are often one text).
+    fn group<'a>(&mut self, analysis: &'a Analysis, units: impl Iterator<Item = (Unit, Target)>) {
+        self.texts.clear();
+        self.slots.clear();
+        let mut many: Option<std::collections::HashMap<&'a str, usize>> = None;
+        for (unit, target) in units {
+            let text = unit_text(analysis, unit);
+            let found = match &mut many {
+                Some(map) => map.get(text).copied(),
+                None => self.texts.iter().position(|&(u, _)| unit_text(analysis, u) == text),
+            };
+            let slot = found.unwrap_or_else(|| {
+                self.texts.push((unit, 0));
+                if let Some(map) = &mut many {
+                    map.insert(text, self.texts.len() - 1);
+                }
+                self.texts.len() - 1
+            });
+            self.texts[slot].1 |= 1 << target as u8;
+            self.slots.push(slot);
+            if many.is_none() && self.texts.len() > FEW_TEXTS {
+                many = Some(self.texts.iter().enumerate().map(|(i, &(u, _))| (unit_text(analysis, u), i)).collect());
+            }
+        }
+    }
 }
 
 /// `decide`, with buffers kept from an earlier call.
 pub fn decide_with(policy: &Policy, analysis: &Analysis, scratch: &mut Scratch) -> Decision {
     let mut hits = Vec::new();
-    let candidates = &mut scratch.candidates;
     let mut verdict = Verdict::Pass;
     let places = if policy.allows.is_empty() { Vec::new() } else { place::segment_places(analysis) };
-    let units = (0..analysis.segments.len())
-        .map(|i| (Unit::Segment(i), Target::Segment))
-        .chain((0..analysis.pipelines.len()).map(|i| (Unit::Pipeline(i), Target::Pipeline)))
-        .chain((0..analysis.lines.len()).map(|i| (Unit::Line(i), Target::Line)));
-    // The last text scanned, its candidates by target and its byte-pair summary: a command's
-    // segment, pipeline and line are often the same text, scanned once for all three.
-    let mut scanned: Option<&str> = None;
+    let units = || {
+        (0..analysis.segments.len())
+            .map(|i| (Unit::Segment(i), Target::Segment))
+            .chain((0..analysis.pipelines.len()).map(|i| (Unit::Pipeline(i), Target::Pipeline)))
+            .chain((0..analysis.lines.len()).map(|i| (Unit::Line(i), Target::Line)))
+    };
+    scratch.group(analysis, units());
+    if scratch.candidates.len() < scratch.texts.len() {
+        scratch.candidates.resize_with(scratch.texts.len(), Default::default);
+    }
+    for (&(unit, targets), out) in scratch.texts.iter().zip(&mut scratch.candidates) {
+        policy.candidates_into(unit_text(analysis, unit), targets, out);
+    }
+    // The byte-pair summary of the text last tried: it serves every rule tried on that text.
+    let mut summarized = usize::MAX;
     let mut hay = crate::rules::Haystack::new("");
-    for (unit, target) in units {
+    for ((unit, target), &slot) in units().zip(&scratch.slots) {
         let text = unit_text(analysis, unit);
         let segment = match unit {
             Unit::Segment(i) => Some(&analysis.segments[i]),
             _ => None,
         };
         let first = hits.len();
-        if scanned != Some(text) {
-            policy.candidates_into(text, candidates);
-            // One summary of the text's byte pairs serves every rule tried on it.
-            hay = crate::rules::Haystack::new(if candidates.iter().all(Vec::is_empty) { "" } else { text });
-            scanned = Some(text);
+        let candidates = &scratch.candidates[slot];
+        if summarized != slot && !candidates[target as usize].is_empty() {
+            hay = crate::rules::Haystack::new(text);
+            summarized = slot;
         }
         for &i in &candidates[target as usize] {
             if policy.rules[i].fires_in(&hay, segment) {

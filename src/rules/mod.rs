@@ -382,11 +382,12 @@ impl Policy {
         self.allow_contexts.get(i).unwrap_or(&AllowContext::Top)
     }
 
-    /// The rules that could match `text`, by target (`Target as usize`), each list sorted and
-    /// without repeats. The lists are cleared first; buffers kept across calls save allocations.
-    pub fn candidates_into(&self, text: &str, out: &mut [Vec<usize>; 3]) {
+    /// The rules of the targets in `targets` (bit `1 << Target as usize`) that could match
+    /// `text`, by target, each list sorted and without repeats. The lists are cleared first;
+    /// buffers kept across calls save allocations.
+    pub fn candidates_into(&self, text: &str, targets: u8, out: &mut [Vec<usize>; 3]) {
         out.iter_mut().for_each(Vec::clear);
-        self.prefilter.candidates(text, out);
+        self.prefilter.candidates(text, targets, out);
         for list in out.iter_mut() {
             list.sort_unstable();
             list.dedup();

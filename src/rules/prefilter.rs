@@ -32,8 +32,9 @@ fn rule_literals(r: &Rule) -> index::RuleLiterals<'_> {
 struct Part {
     offset: usize,
     /// One bit per two-byte key that starts some floating literal: most positions of a text
-    /// start none, and are passed over with one bit test instead of a table probe.
-    keys: Cow<'static, [u64]>,
+    /// start none, and are passed over with one bit test instead of a table probe. The keys of
+    /// all rules, of segment rules only, and of pipeline and line rules only.
+    keys: [Cow<'static, [u64]>; 3],
     /// Literals that may occur anywhere, and that must start the text.
     floating: (Cow<'static, [Entry]>, Cow<'static, [Slot]>),
     anchored: (Cow<'static, [Entry]>, Cow<'static, [Slot]>),
@@ -58,7 +59,11 @@ impl Prefilter {
         let rest = if intact {
             parts.push(Part {
                 offset: 0,
-                keys: Cow::Borrowed(&builtin_index::KEYS),
+                keys: [
+                    Cow::Borrowed(&builtin_index::KEYS),
+                    Cow::Borrowed(&builtin_index::KEYS_SEGMENT),
+                    Cow::Borrowed(&builtin_index::KEYS_OTHER),
+                ],
                 floating: (Cow::Borrowed(&builtin_index::FLOATING), Cow::Borrowed(&builtin_index::FLOATING_SLOTS)),
                 anchored: (Cow::Borrowed(&builtin_index::ANCHORED), Cow::Borrowed(&builtin_index::ANCHORED_SLOTS)),
                 arena: Cow::Borrowed(&builtin_index::ARENA),
@@ -73,7 +78,7 @@ impl Prefilter {
             let built = index::build(rules[rest..].iter().map(rule_literals));
             parts.push(Part {
                 offset: rest,
-                keys: Cow::Owned(built.keys),
+                keys: [Cow::Owned(built.keys), Cow::Owned(built.keys_segment), Cow::Owned(built.keys_other)],
                 floating: (Cow::Owned(built.floating.0), Cow::Owned(built.floating.1)),
                 anchored: (Cow::Owned(built.anchored.0), Cow::Owned(built.anchored.1)),
                 arena: Cow::Owned(built.arena),
@@ -84,28 +89,35 @@ impl Prefilter {
         Prefilter { parts }
     }
 
-    /// Pushes the rules that could match `text`, for each target into `out[target]` (unsorted,
-    /// may repeat): one scan serves the three, where a command's segment, pipeline and line are
-    /// often the same text.
-    pub fn candidates(&self, text: &str, out: &mut [Vec<usize>; 3]) {
+    /// Pushes the rules of the targets in `targets` (bit `1 << target`) that could match `text`,
+    /// for each target into `out[target]` (unsorted, may repeat): one scan serves the three,
+    /// where a command's segment, pipeline and line are often the same text.
+    pub fn candidates(&self, text: &str, targets: u8, out: &mut [Vec<usize>; 3]) {
         for part in &self.parts {
-            part.candidates(text.as_bytes(), out);
+            part.candidates(text.as_bytes(), targets, out);
         }
     }
 }
 
 impl Part {
-    fn candidates(&self, bytes: &[u8], out: &mut [Vec<usize>; 3]) {
+    fn candidates(&self, bytes: &[u8], targets: u8, out: &mut [Vec<usize>; 3]) {
         for &(i, t) in self.always.iter() {
-            out[usize::from(t)].push(self.offset + i as usize);
+            if targets >> t & 1 != 0 {
+                out[usize::from(t)].push(self.offset + i as usize);
+            }
         }
         if bytes.len() >= 2 {
-            self.probe(&self.anchored, key(bytes[0], bytes[1]), bytes, 0, out);
+            self.probe(&self.anchored, key(bytes[0], bytes[1]), bytes, 0, targets, out);
         }
+        let keys = match targets {
+            1 => &self.keys[1],
+            t if t & 1 == 0 => &self.keys[2],
+            _ => &self.keys[0],
+        };
         for at in 0..bytes.len().saturating_sub(1) {
             let k = key(bytes[at], bytes[at + 1]);
-            if self.keys[usize::from(k >> 6)] & (1 << (k & 63)) != 0 {
-                self.probe(&self.floating, k, bytes, at, out);
+            if keys[usize::from(k >> 6)] & (1 << (k & 63)) != 0 {
+                self.probe(&self.floating, k, bytes, at, targets, out);
             }
         }
     }
@@ -118,6 +130,7 @@ impl Part {
         k: u16,
         bytes: &[u8],
         at: usize,
+        targets: u8,
         out: &mut [Vec<usize>; 3],
     ) {
         let run = index::run(&table.0, &table.1, k);
@@ -131,6 +144,7 @@ impl Part {
             if rest.len() >= len
                 && w & mask(len) == e.prefix
                 && (len <= 8 || rest[8..len] == self.arena[e.start as usize + 8..e.start as usize + len])
+                && targets >> e.target & 1 != 0
                 && (e.sides == 0 || index::admits(&self.sides[usize::from(e.sides)], bytes, at, len))
             {
                 out[usize::from(e.target)].push(self.offset + e.rule as usize);
@@ -167,6 +181,8 @@ mod tests {
         let built = index::build(rules.iter().map(super::rule_literals));
         let b = &super::builtin_index::KEYS;
         assert_eq!(built.keys, b.to_vec());
+        assert_eq!(built.keys_segment, super::builtin_index::KEYS_SEGMENT.to_vec());
+        assert_eq!(built.keys_other, super::builtin_index::KEYS_OTHER.to_vec());
         assert_eq!(
             built.floating,
             (super::builtin_index::FLOATING.to_vec(), super::builtin_index::FLOATING_SLOTS.to_vec())
@@ -190,7 +206,7 @@ mod tests {
         // Every rule keeps its own index: the rule that moved into place 3 is found as 3.
         let mut out: [Vec<usize>; 3] = Default::default();
         let text = rules[3].examples.iter().next().expect("an example").to_string();
-        p.candidates(&text, &mut out);
+        p.candidates(&text, 0b111, &mut out);
         assert!(out[rules[3].target as usize].contains(&3), "{} not picked for {text:?} ({})", rules[3].id, gone.id);
     }
 }

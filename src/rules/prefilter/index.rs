@@ -69,6 +69,10 @@ pub struct RuleLiterals<'a> {
 pub struct Index {
     /// One bit per two-byte key that starts some floating literal.
     pub keys: Vec<u64>,
+    /// The same, of literals of segment rules only, and of the other rules only (target 0,
+    /// and targets 1 and 2): a text scanned for one kind of rule passes over the other's keys.
+    pub keys_segment: Vec<u64>,
+    pub keys_other: Vec<u64>,
     /// Literals that may occur anywhere, and their slots.
     pub floating: (Vec<Entry>, Vec<Slot>),
     /// Literals that must start the text, and their slots.
@@ -163,15 +167,18 @@ pub fn build<'a>(rules: impl Iterator<Item = RuleLiterals<'a>>) -> Index {
         }
     }
     let mut keys = vec![0u64; KEY_WORDS];
+    let (mut keys_segment, mut keys_other) = (vec![0u64; KEY_WORDS], vec![0u64; KEY_WORDS]);
     for e in &floating {
-        keys[usize::from(e.key >> 6)] |= 1 << (e.key & 63);
+        let (word, bit) = (usize::from(e.key >> 6), 1 << (e.key & 63));
+        keys[word] |= bit;
+        if e.target == 0 { keys_segment[word] |= bit } else { keys_other[word] |= bit }
     }
     if sides.len() > usize::from(u16::MAX) {
         // More distinct sides than an entry can name: every entry admits anything.
         floating.iter_mut().chain(anchored.iter_mut()).for_each(|e: &mut Entry| e.sides = 0);
         sides.truncate(1);
     }
-    Index { keys, floating: table(floating), anchored: table(anchored), arena, always, sides }
+    Index { keys, keys_segment, keys_other, floating: table(floating), anchored: table(anchored), arena, always, sides }
 }
 
 /// Entries sorted by key (stable: rule order within a key) and the slots that find each key's run.
@@ -260,6 +267,10 @@ pub fn to_rust(index: &Index, path: &str) -> String {
         index.keys.len(),
         list(&mut index.keys.iter().map(u64::to_string))
     );
+    for (name, keys) in [("KEYS_SEGMENT", &index.keys_segment), ("KEYS_OTHER", &index.keys_other)] {
+        out +=
+            &format!("pub static {name}: [u64; {}] = [{}];\n", keys.len(), list(&mut keys.iter().map(u64::to_string)));
+    }
     out += &entries("FLOATING", &index.floating.0);
     out += &slots("FLOATING_SLOTS", &index.floating.1);
     out += &entries("ANCHORED", &index.anchored.0);
