@@ -13,7 +13,7 @@
 //! and none after the first for `(?s).*`.
 
 use regex_automata::dfa::{Automaton, OverlappingState, dense, sparse};
-use regex_automata::{Anchored, HalfMatch, Input, MatchError};
+use regex_automata::{Anchored, Input, MatchError};
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -79,11 +79,12 @@ enum Pick<'a> {
 }
 
 impl Pick<'_> {
-    fn search(&self, input: &Input<'_>) -> Result<Option<HalfMatch>, MatchError> {
+    /// Whether the automaton matches in `input` (searched with `earliest`).
+    fn is_match(&self, input: &Input<'_>) -> Result<bool, MatchError> {
         match self {
-            Pick::Dense(d) => d.try_search_fwd(input),
-            Pick::Sparse(d) => d.try_search_fwd(input),
-            Pick::Copy(d) => d.try_search_fwd(input),
+            Pick::Dense(d) => is_match(*d, input),
+            Pick::Sparse(d) => is_match(*d, input),
+            Pick::Copy(d) => is_match(*d, input),
         }
     }
 
@@ -179,7 +180,7 @@ impl Embedded {
         let anchored = if matches!(self.pieces[i].gap, Gap::Start) { Anchored::No } else { Anchored::Yes };
         let input = Input::new(hay).range(from..).anchored(anchored);
         if i + 1 == end {
-            return Ok(dfa.search(&input.earliest(true))?.is_some());
+            return dfa.is_match(&input);
         }
         let gap = self.pieces[i + 1].gap;
         let mut state = OverlappingState::start();
@@ -207,6 +208,38 @@ impl Embedded {
             failed = Some((e, stop));
         }
     }
+}
+
+/// Whether `dfa` matches somewhere in `input`: a forward scan that stops at the first match
+/// state (any match will do), the dead state or the end. It asks only what regex-automata's
+/// own search asks of an automaton (start state, transitions, special states), without that
+/// search's set-up for spans and prefilters, which cost more than the scan on command-sized
+/// texts. A quit state (none of these automata has one) gives the error that search gives.
+fn is_match<A: Automaton + ?Sized>(dfa: &A, input: &Input<'_>) -> Result<bool, MatchError> {
+    let mut sid = dfa.start_state_forward(input)?;
+    let hay = input.haystack();
+    let mut at = input.start();
+    loop {
+        if dfa.is_special_state(sid) {
+            if dfa.is_match_state(sid) {
+                return Ok(true);
+            }
+            if dfa.is_dead_state(sid) {
+                return Ok(false);
+            }
+            if dfa.is_quit_state(sid) {
+                return Err(MatchError::quit(hay[at.saturating_sub(1)], at.saturating_sub(1)));
+            }
+        }
+        if at == input.end() {
+            break;
+        }
+        // SAFETY: `sid` is a state this automaton returned, as the method requires.
+        sid = unsafe { dfa.next_state_unchecked(sid, hay[at]) };
+        at += 1;
+    }
+    sid = if at < hay.len() { dfa.next_state(sid, hay[at]) } else { dfa.next_eoi_state(sid) };
+    Ok(dfa.is_match_state(sid))
 }
 
 /// Whether a match of the rest of the chain from end `e` would also be one from end `j`, where
