@@ -59,17 +59,24 @@ pub fn carried(words: &mut [Field], u: &mut Unwrapped) {
 /// A wrapper read here (a subcommand's, or one the rules judge themselves) keeps its words,
 /// and the command it runs is read as a nested one.
 fn apply(p: &'static Program, origin: &str, words: &mut [Field], u: &mut Unwrapped) {
-    let (r, run) =
-        if p.role == Role::Wrapper { super::wrapper::read_wrapper(p, words) } else { (p.read(words, 1), None) };
-    for &(i, full) in &r.expanded {
-        let inline = words[i].text.split_once('=').map(|(_, v)| v.to_string());
-        let text = match inline {
-            Some(v) => format!("{full}={v}"),
-            None => full.to_string(),
-        };
-        u.notes.push(format!("`{}` read as `{text}` ({origin} accepts an abbreviated option)", words[i].text));
-        words[i].text = text;
-    }
+    let first = read(p, words);
+    // The reading borrows the words: where a long option was written as a prefix, it is
+    // spelled out, and the words are read again as spelled (which reads the same).
+    let (r, run) = if first.0.expanded.is_empty() {
+        first
+    } else {
+        let expanded = first.0.expanded;
+        for &(i, full) in &expanded {
+            let inline = words[i].text.split_once('=').map(|(_, v)| v.to_string());
+            let text = match inline {
+                Some(v) => format!("{full}={v}"),
+                None => full.to_string(),
+            };
+            u.notes.push(format!("`{}` read as `{text}` ({origin} accepts an abbreviated option)", words[i].text));
+            words[i].text = text;
+        }
+        read(p, words)
+    };
     if let Some(at) = run {
         let kind = if p.operands_script {
             NestedKind::Script(super::nested::script_of(&words[at..]))
@@ -109,12 +116,8 @@ fn apply(p: &'static Program, origin: &str, words: &mut [Field], u: &mut Unwrapp
         u.nested.push(Nested { origin: origin.to_string(), kind: NestedKind::Argv(argv) });
     }
     // `make` reads ./Makefile (or `-f FILE`), `git commit` runs .git/hooks/pre-commit.
-    let named: Vec<&str> = r
-        .given
-        .iter()
-        .filter(|(o, _)| p.stdin_script.contains(&o.as_str()))
-        .filter_map(|(_, v)| v.as_deref())
-        .collect();
+    let named: Vec<&str> =
+        r.given.iter().filter(|(o, _)| p.stdin_script.contains(&o.as_str())).filter_map(|&(_, v)| v).collect();
     let files = if named.is_empty() { p.runs_files.to_vec() } else { named };
     let reading = if p.guess { FileUse::Guess } else { FileUse::Shell };
     for file in files {
@@ -123,6 +126,11 @@ fn apply(p: &'static Program, origin: &str, words: &mut [Field], u: &mut Unwrapp
     if !r.informs && ((p.reads_stdin && r.script_file != Some(false)) || r.script_file == Some(true)) {
         u.stdin = Some(StdinUse::Shell);
     }
+}
+
+/// Reads `p`'s options in `words`; for a wrapper, also where the command it runs begins.
+fn read<'a>(p: &Program, words: &'a [Field]) -> (catalog::Reading<'a>, Option<usize>) {
+    if p.role == Role::Wrapper { super::wrapper::read_wrapper(p, words) } else { (p.read(words, 1), None) }
 }
 
 /// Code in a language the catalogue names (`lua`, `elisp`): an interpreter's, or a dynamic
@@ -165,13 +173,13 @@ fn has_own_language(p: &Program) -> bool {
 
 /// `tar --remove-files`, `rsync --remove-source-files`, `ansible -m file -a 'path=X
 /// state=absent'`: the paths deleted, read as `rm -rf` of them.
-fn removed(p: &Program, origin: &str, words: &[Field], r: &catalog::Reading, u: &mut Unwrapped) {
+fn removed(p: &Program, origin: &str, words: &[Field], r: &catalog::Reading<'_>, u: &mut Unwrapped) {
     for rm in p.removes {
-        let Some((_, value)) = r.given.iter().find(|(o, _)| o == rm.option) else { continue };
+        let Some((_, value)) = r.given.iter().find(|(o, _)| o.as_str() == rm.option) else { continue };
         if r.given.iter().any(|(o, _)| rm.unless_given.contains(&o.as_str())) {
             continue;
         }
-        let value = value.as_deref().unwrap_or("");
+        let value = value.unwrap_or("");
         if !value.contains(rm.value_has) {
             continue;
         }

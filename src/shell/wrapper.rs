@@ -21,7 +21,7 @@ pub enum Step {
 /// Reads a wrapper's words: its options (and its subcommand's), and where its operands begin,
 /// after skipped operands and assignments (maybe past the last word); `None` when it runs
 /// nothing (no subcommand, `--help`, `sudo -l`).
-fn operands_at(p: &Program, words: &[Field]) -> (Reading, Option<usize>) {
+fn operands_at<'a>(p: &Program, words: &'a [Field]) -> (Reading<'a>, Option<usize>) {
     let mut r = p.read(words, 1);
     let mut at = r.end;
     if !p.subcommands.is_empty() && !r.informs {
@@ -58,7 +58,7 @@ fn operands_at(p: &Program, words: &[Field]) -> (Reading, Option<usize>) {
 
 /// Reads a wrapper's words: its options (and its subcommand's), and where the command it runs
 /// begins; `None` when it runs none as a command (no subcommand, `--help`, a script option).
-pub fn read_wrapper(p: &Program, words: &[Field]) -> (Reading, Option<usize>) {
+pub fn read_wrapper<'a>(p: &Program, words: &'a [Field]) -> (Reading<'a>, Option<usize>) {
     let (r, at) = operands_at(p, words);
     let run = at.filter(|&at| r.scripts.is_empty() && r.command_at.is_none() && at < words.len());
     (r, run)
