@@ -503,7 +503,10 @@ impl Analyzer {
         }
         self.later_code(&u.words);
         // Rules see words normalized (`ｒｍ` is `rm`); what the shell parsed was the exact text.
-        let mut words: Vec<String> = u.words.iter().map(|f| super::normalize(&f.text)).collect();
+        // The segment is written into the buffers of one from an earlier command of the batch.
+        let mut seg = self.out.spare.pop().unwrap_or_default();
+        let mut words = std::mem::take(&mut seg.words);
+        super::overwrite(&mut words, u.words.len(), |i, w| w.push_str(&super::normalized(&u.words[i].text)));
         let program = &u.words[0];
         // An npm package (`@scope/cli`, run by npx) is a name, not a path.
         let base = if words[0].starts_with('@') { &words[0] } else { super::basename(&words[0]) };
@@ -534,10 +537,11 @@ impl Analyzer {
             words.splice(0..1, ["service".to_string(), base]);
             added = 1;
         } else if base_at > 0 {
-            notes.push(format!("program {} reduced to {}", words[0], &words[0][base_at..]));
+            notes.push(["program ", &words[0], " reduced to ", &words[0][base_at..]].concat());
             words[0].drain(..base_at);
         }
-        let text = canonical_text(&words, |i| i >= added && u.words[i - added].dynamic, &redirs);
+        let mut text = std::mem::take(&mut seg.text);
+        canonical_text(&mut text, &words, |i| i >= added && u.words[i - added].dynamic, &redirs);
         let here = redirs.iter().rev().find(|r| r.feeds_stdin).map(|r| r.target.clone());
         let input = input_after(&redirs, piped);
         if built {
@@ -546,22 +550,31 @@ impl Analyzer {
             return shown.then_some(text);
         }
         let pipeline_text = shown.then(|| text.clone());
-        let seg = Segment {
-            text,
-            redirects: redirs
-                .iter()
-                .map(|r| [r.op.as_str(), " ", &super::normalized(&r.target.text)].concat())
-                .collect(),
-            wrappers: u.wrappers,
-            origin: self.origin.join(" › "),
-            notes,
-            // Normalized words are not what the program prints (`echo ｒｍ | sh`).
-            is_static: u.words.iter().all(|f| !f.dynamic && !super::normalize::needs_normalizing(&f.text)),
-            stdin_text: here.as_ref().filter(|h| !h.dynamic).map(|h| super::normalize(&h.text)),
-            possible: self.possible.clone(),
-            cwd: self.temp_cwd(),
-            words,
-        };
+        // Every field named: one added later fails to compile here instead of keeping what an
+        // earlier command's segment held.
+        let Segment { text: _, words: _, redirects, wrappers, origin, notes: _, is_static, stdin_text, possible, cwd } =
+            &mut seg;
+        super::overwrite(redirects, redirs.len(), |i, text| {
+            text.push_str(&redirs[i].op);
+            text.push(' ');
+            text.push_str(&super::normalized(&redirs[i].target.text));
+        });
+        *wrappers = u.wrappers;
+        origin.clear();
+        for (i, label) in self.origin.iter().enumerate() {
+            if i > 0 {
+                origin.push_str(" › ");
+            }
+            origin.push_str(label);
+        }
+        // Normalized words are not what the program prints (`echo ｒｍ | sh`).
+        *is_static = u.words.iter().all(|f| !f.dynamic && !super::normalize::needs_normalizing(&f.text));
+        *stdin_text = here.as_ref().filter(|h| !h.dynamic).map(|h| super::normalize(&h.text));
+        possible.clone_from(&self.possible);
+        *cwd = self.temp_cwd();
+        seg.text = text;
+        seg.words = words;
+        seg.notes = notes;
         if matches!(seg.words[0].as_str(), "alias" | "enable") {
             self.note_cd_redefined(&u.words[1..]);
         }
@@ -643,8 +656,9 @@ impl Analyzer {
 
 /// A simple command's canonical text: its words, each quoted where needed (substitution
 /// placeholders such as `<(curl …)` read as the single words they are), then its redirections.
-fn canonical_text(words: &[String], dynamic: impl Fn(usize) -> bool, redirs: &[Redir]) -> String {
-    let mut text = String::with_capacity(words.iter().map(|w| w.len() + 1).sum::<usize>() + 8);
+fn canonical_text(text: &mut String, words: &[String], dynamic: impl Fn(usize) -> bool, redirs: &[Redir]) {
+    text.clear();
+    text.reserve(words.iter().map(|w| w.len() + 1).sum::<usize>() + 8);
     for (i, w) in words.iter().enumerate() {
         if i > 0 {
             text.push(' ');
@@ -652,7 +666,7 @@ fn canonical_text(words: &[String], dynamic: impl Fn(usize) -> bool, redirs: &[R
         if dynamic(i) {
             text.push_str(w);
         } else {
-            super::quote_into(&mut text, w);
+            super::quote_into(text, w);
         }
     }
     for r in redirs {
@@ -663,12 +677,11 @@ fn canonical_text(words: &[String], dynamic: impl Fn(usize) -> bool, redirs: &[R
         text.push_str(&r.op);
         text.push(' ');
         match (r.op.ends_with("<<") || r.op.ends_with("<<-"), r.target.dynamic) {
-            (true, false) => super::quote_into(&mut text, &target.split_whitespace().collect::<Vec<_>>().join(" ")),
+            (true, false) => super::quote_into(text, &target.split_whitespace().collect::<Vec<_>>().join(" ")),
             (true, true) => text.push('…'),
-            (false, _) => super::quote_into(&mut text, &target),
+            (false, _) => super::quote_into(text, &target),
         }
     }
-    text
 }
 
 /// A dynamic program word whose basename is still plain text: `$HOME/bin/tool`, `${DIR}/x`.

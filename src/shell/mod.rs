@@ -166,6 +166,9 @@ pub struct Analysis {
     /// `Segment::possible`).
     pub possible_lines: Vec<usize>,
     pub possible_pipelines: Vec<usize>,
+    /// Segments of the command analysed before (in a batch), kept for their buffers: a new
+    /// segment is written into one instead of allocating its text and words again.
+    pub spare: Vec<Segment>,
 }
 
 impl Analysis {
@@ -173,9 +176,9 @@ impl Analysis {
     pub fn clear(&mut self) {
         // Every field named: a field added later fails to compile here instead of carrying one
         // command's findings into the next of a batch.
-        let Analysis { lines, segments, pipelines, issues, possible_lines, possible_pipelines } = self;
+        let Analysis { lines, segments, pipelines, issues, possible_lines, possible_pipelines, spare } = self;
         lines.clear();
-        segments.clear();
+        spare.append(segments);
         pipelines.clear();
         issues.clear();
         possible_lines.clear();
@@ -218,6 +221,19 @@ pub fn analyze_argv(argv: &[String]) -> Analysis {
     let mut a = analyze::Analyzer::default();
     a.top_argv(argv);
     a.finish()
+}
+
+/// Makes `buf` hold `n` strings, the `i`th written by `write(i, …)` into a string of `buf`
+/// emptied for it: the strings' room is reused.
+fn overwrite(buf: &mut Vec<String>, n: usize, mut write: impl FnMut(usize, &mut String)) {
+    buf.truncate(n);
+    for i in 0..n {
+        if i == buf.len() {
+            buf.push(String::new());
+        }
+        buf[i].clear();
+        write(i, &mut buf[i]);
+    }
 }
 
 /// Quotes a word for canonical text: plain words stay as they are.
