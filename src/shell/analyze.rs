@@ -592,7 +592,7 @@ impl Analyzer {
             // They change the directory too, or may (a sourced file or evaluated text can `cd`).
             self.changed_directory(&[]);
         }
-        self.check_subcommand(&u.words, &seg);
+        self.check_subcommand(&u.words, &seg, u.entry);
         self.out.segments.push(seg);
         let index = self.out.segments.len() - 1;
         if let Some((file, text)) = self.written_file(index) {
@@ -632,7 +632,7 @@ impl Analyzer {
         }
         // A here-document fed to a program with a shell escape (`psql <<EOF` with `\! CMD`).
         if let Some(body) = input.as_ref().filter(|b| !b.dynamic)
-            && let Some(p) = super::catalog::find(super::basename(&u.words[0].text))
+            && let Some(p) = u.entry.unwrap_or_else(|| super::catalog::find(super::basename(&u.words[0].text)))
         {
             let origin = format!("{} in its input:", u.words[0].text);
             for n in super::open::own_language(p, &origin, &body.text, false) {

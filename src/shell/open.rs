@@ -6,7 +6,7 @@
 
 use super::catalog::{self, Program, Role};
 use super::nested::{FileUse, Nested, NestedKind, StdinUse};
-use super::unwrap::Unwrapped;
+use super::unwrap::{Entries, Unwrapped};
 use super::{Field, basename};
 
 /// Longest operand of an unknown program read as a possible script.
@@ -15,11 +15,14 @@ const MAX_GUESSED_BYTES: usize = 4096;
 const MAX_GUESSED_TAILS: usize = 4;
 
 /// Applies the catalogue to the command `words` (wrappers already removed).
-pub fn carried(words: &mut [Field], u: &mut Unwrapped) {
+/// `entries`: the program's, when unwrapping looked them up for these words.
+pub fn carried(words: &mut [Field], u: &mut Unwrapped, entries: Option<Entries>) {
     if words[0].dynamic {
         return;
     }
     let prog = basename(&words[0].text).to_string();
+    let entries = entries.unwrap_or_else(|| Entries::of(&prog, words));
+    u.entry = Some(entries.main);
     if matches!(prog.as_str(), "sed" | "gsed") {
         super::sed::read(words, u);
         return;
@@ -29,17 +32,15 @@ pub fn carried(words: &mut [Field], u: &mut Unwrapped) {
         return;
     }
     // A subcommand's own entry (`git rebase`), read from the subcommand on.
-    if let Some(sub) = words.get(1).filter(|f| !f.dynamic && catalog::has_subcommand_entries(&prog))
-        && let Some(p) = catalog::find_sub(&prog, &sub.text)
-    {
+    if let Some(p) = entries.sub {
         // A wrapper's (`tmux if-shell`) command was read when it was unwrapped.
         if p.role != Role::Wrapper || catalog::in_view(p, &prog) {
-            let origin = format!("{prog} {}", sub.text);
+            let origin = [prog.as_str(), " ", &words[1].text].concat();
             apply(p, &origin, &mut words[1..], u);
         }
         return;
     }
-    match catalog::find(&prog) {
+    match entries.main {
         Some(p) => {
             if let Some(full) = words.get(1).and_then(|f| catalog::alias(p, &f.text)) {
                 u.notes.push(format!("`{prog} {}` read as `{prog} {full}`", words[1].text));
