@@ -504,7 +504,7 @@ impl Analyzer {
         self.later_code(&u.words);
         // Rules see words normalized (`ｒｍ` is `rm`); what the shell parsed was the exact text.
         // The segment is written into the buffers of one from an earlier command of the batch.
-        let mut seg = self.out.spare.pop().unwrap_or_default();
+        let mut seg = self.out.spare.segments.pop().unwrap_or_default();
         let mut words = std::mem::take(&mut seg.words);
         super::overwrite(&mut words, u.words.len(), |i, w| w.push_str(&super::normalized(&u.words[i].text)));
         let program = &u.words[0];
@@ -650,6 +650,7 @@ impl Analyzer {
             };
             self.nested(Nested { origin: format!("{} reading its input", u.words[0].text), kind });
         }
+        self.out.spare.keep_texts(u.words);
         pipeline_text
     }
 }

@@ -106,6 +106,16 @@ pub fn extract(lang: Lang, code: &str) -> Vec<NestedKind> {
     out
 }
 
+/// Whether `| getline` (blanks allowed around the bar) starts `rest`: read in place, where
+/// collecting the rest of the program into a string cost a copy for every awk string.
+fn getline_follows(rest: &[char]) -> bool {
+    let skip = |s: &[char]| s.iter().position(|c| !c.is_whitespace()).unwrap_or(s.len());
+    let rest = &rest[skip(rest)..];
+    let Some(('|', rest)) = rest.split_first().map(|(c, r)| (*c, r)) else { return false };
+    let rest = &rest[skip(rest)..];
+    rest.starts_with(&['g', 'e', 't', 'l', 'i', 'n', 'e'])
+}
+
 /// Where a comment that starts at `i` ends, for the languages whose comments are read here.
 fn comment_end(lang: Lang, chars: &[char], i: usize) -> Option<usize> {
     let at = |k: usize| chars.get(i + k).copied();
@@ -144,10 +154,7 @@ fn scan(lang: Lang, chars: &[char], literals: bool) -> Vec<(usize, NestedKind)> 
             if piped_to || c == '"' {
                 let at = if piped_to { i + 1 + chars[i + 1..].iter().position(|c| *c == '"').unwrap_or(0) } else { i };
                 if let Some((s, end)) = read_string(chars, at) {
-                    let rest: String = chars[end..].iter().collect();
-                    if piped_to
-                        || rest.trim_start().strip_prefix('|').is_some_and(|r| r.trim_start().starts_with("getline"))
-                    {
+                    if piped_to || getline_follows(&chars[end..]) {
                         out.push((here, NestedKind::Script(Field::lit(s))));
                     }
                     i = end;

@@ -166,9 +166,33 @@ pub struct Analysis {
     /// `Segment::possible`).
     pub possible_lines: Vec<usize>,
     pub possible_pipelines: Vec<usize>,
-    /// Segments of the command analysed before (in a batch), kept for their buffers: a new
-    /// segment is written into one instead of allocating its text and words again.
-    pub spare: Vec<Segment>,
+    /// Buffers of the commands analysed before (in a batch), written into again.
+    pub spare: Spare,
+}
+
+/// What a batch keeps of the commands it analysed, for the room of their buffers: a new
+/// segment or word is written into one of these instead of allocating its strings again.
+#[derive(Debug, Clone, Default)]
+pub struct Spare {
+    segments: Vec<Segment>,
+    /// Emptied strings, from the expanded words of simple commands.
+    texts: Vec<String>,
+}
+
+/// Most emptied strings kept: about the words of the longest commands.
+const MAX_SPARE_TEXTS: usize = 256;
+
+impl Spare {
+    /// Keeps the strings of `fields`, emptied, for words expanded later.
+    fn keep_texts(&mut self, fields: Vec<Field>) {
+        for mut f in fields {
+            if self.texts.len() >= MAX_SPARE_TEXTS {
+                return;
+            }
+            f.text.clear();
+            self.texts.push(f.text);
+        }
+    }
 }
 
 impl Analysis {
@@ -178,7 +202,7 @@ impl Analysis {
         // command's findings into the next of a batch.
         let Analysis { lines, segments, pipelines, issues, possible_lines, possible_pipelines, spare } = self;
         lines.clear();
-        spare.append(segments);
+        spare.segments.append(segments);
         pipelines.clear();
         issues.clear();
         possible_lines.clear();
@@ -319,7 +343,9 @@ pub fn join(words: &[String]) -> String {
 /// Whether the shell would match `word` against file names: it holds `*`, `?` or a `[…]`
 /// (`/usr/bin/r? -rf ~`, `git re*`).
 pub(super) fn is_glob_pattern(word: &str) -> bool {
-    word.contains(['*', '?']) || word.bytes().position(|b| b == b'[').is_some_and(|i| word[i + 1..].contains(']'))
+    // Bytes: the three are ASCII, and a `char` array pattern costs a searcher a call.
+    word.bytes().any(|b| b == b'*' || b == b'?')
+        || word.bytes().position(|b| b == b'[').is_some_and(|i| word.as_bytes()[i + 1..].contains(&b']'))
 }
 
 /// `path` without its leading `./` (every one of them, as `trim_start_matches("./")` removes

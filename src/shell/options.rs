@@ -67,11 +67,28 @@ impl Program {
             .copied()
     }
 
+    /// Whether `name` is on one of the lists `long_names` reads: each list searched in turn,
+    /// where the chained iterator cost several times as much a name.
+    fn is_long_name(&self, name: &str) -> bool {
+        let on = |list: &[&str]| list.contains(&name);
+        on(self.long_value)
+            || on(self.long_value2)
+            || on(self.long)
+            || on(self.script)
+            || on(self.command_after)
+            || on(self.stdin_script)
+            || on(self.informs)
+            || self.keyed.iter().any(|(o, _)| *o == name)
+            || on(self.optional_value)
+            || self.removes.iter().any(|r| r.option == name)
+            || self.code.iter().any(|(o, _)| *o == name)
+    }
+
     /// The full name of a long option as written (`--recurs` → `--recursive` where the program
     /// accepts prefixes and one name has it), or the name as written; and whether the name is
     /// on one of the entry's lists.
     fn resolve<'a>(&self, name: &'a str) -> (&'a str, Option<&'static str>, bool) {
-        if self.long_names().any(|n| n == name) {
+        if self.is_long_name(name) {
             return (name, None, true);
         }
         if self.abbreviate && name.starts_with("--") && name.len() > 3 {
@@ -135,8 +152,9 @@ impl Program {
                 i += 1;
                 continue;
             }
-            let (written, inline) = match w.split_once('=') {
-                Some((n, v)) => (n, Some(v)),
+            // A byte search: `split_once` sets up a searcher for each option.
+            let (written, inline) = match w.bytes().position(|b| b == b'=') {
+                Some(eq) => (&w[..eq], Some(&w[eq + 1..])),
                 None => (w, None),
             };
             let (name, expanded, listed) = self.resolve(written);

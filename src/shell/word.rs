@@ -5,6 +5,7 @@ use super::ast::{Arith, Assign, Param, Part, Parts, Script, Word};
 use super::parse::{PResult, ParseError, Parser};
 use super::source::Source;
 
+#[inline]
 fn is_meta(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\r' | '\n' | ';' | '&' | '|' | '<' | '>' | '(' | ')')
 }
@@ -37,10 +38,24 @@ fn push_run(parts: &mut Parts, src: &Source<'_>, from: usize, to: usize, quoted:
     parts.push(Part::Lit { text, quoted });
 }
 
-/// Characters that end a plain run of an unquoted word (each has an arm in `Parser::word`).
+/// Characters that end a plain run of an unquoted word (each has an arm in `Parser::word`):
+/// one bit test, as the parser tests every character of a word's plain runs.
+#[inline]
 fn ends_plain(c: char) -> bool {
-    is_meta(c) || matches!(c, '\\' | '\'' | '"' | '$' | '`')
+    (c as u32) < 128 && (ENDS_PLAIN >> (c as u32)) & 1 == 1
 }
+
+/// The characters `ends_plain` holds for, as bit `c` (all ASCII).
+const ENDS_PLAIN: u128 = {
+    let chars = b" \t\r\n;&|<>()\\'\"$`";
+    let mut set = 0u128;
+    let mut i = 0;
+    while i < chars.len() {
+        set |= 1 << chars[i];
+        i += 1;
+    }
+    set
+};
 
 fn push_lit(parts: &mut Parts, s: &str, quoted: bool) {
     if let Some(Part::Lit { text, quoted: q }) = parts.last_mut()
