@@ -110,6 +110,69 @@ impl Analyzer {
         self.out
     }
 
+    /// Makes it what `Analyzer::default()` makes (`out` aside), for the next command of a
+    /// batch: kept in a box, it is not built and moved again for each.
+    pub(super) fn reset(&mut self) {
+        // Every field named: one added later fails to compile here instead of carrying one
+        // command's state into the next.
+        let Analyzer {
+            env,
+            out: _,
+            depth,
+            origin,
+            stdin,
+            decoded,
+            decoded_vars,
+            integers,
+            dialect,
+            second,
+            sensitive,
+            parsed,
+            expanded,
+            exhausted,
+            possible,
+            guesses,
+            namerefs,
+            hashed,
+            written,
+            opaque,
+            readonly,
+            assigned,
+            in_function,
+            cd_redefined,
+            functions,
+            calling,
+            positional,
+        } = self;
+        // Tables are made anew: one kept large would be dear to clone for every pipeline.
+        *env = HashMap::default();
+        *depth = 0;
+        origin.clear();
+        *stdin = None;
+        *decoded = false;
+        *decoded_vars = Default::default();
+        *integers = Default::default();
+        *dialect = Dialect::default();
+        *second = false;
+        *sensitive = false;
+        *parsed = 0;
+        *expanded = 0;
+        *exhausted = false;
+        *possible = None;
+        *guesses = 0;
+        *namerefs = Default::default();
+        *hashed = HashMap::default();
+        *written = HashMap::default();
+        *opaque = Default::default();
+        *readonly = Default::default();
+        assigned.clear();
+        *in_function = 0;
+        *cd_redefined = false;
+        *functions = HashMap::default();
+        calling.clear();
+        *positional = None;
+    }
+
     pub(super) fn issue(&mut self, kind: IssueKind, detail: String) {
         if !self.out.issues.iter().any(|i| i.kind == kind && i.detail == detail) {
             self.out.issues.push(Issue { kind, detail });

@@ -172,11 +172,26 @@ pub struct Analysis {
 
 /// What a batch keeps of the commands it analysed, for the room of their buffers: a new
 /// segment or word is written into one of these instead of allocating its strings again.
-#[derive(Debug, Clone, Default)]
+#[derive(Default)]
 pub struct Spare {
     segments: Vec<Segment>,
-    /// Emptied strings, from the expanded words of simple commands.
+    /// Emptied strings, from the expanded words of simple commands and the lines read.
     texts: Vec<String>,
+    /// The analyzer, reset.
+    analyzer: Option<Box<analyze::Analyzer>>,
+}
+
+/// A copy of an analysis needs none of the room kept for the next command.
+impl Clone for Spare {
+    fn clone(&self) -> Spare {
+        Spare::default()
+    }
+}
+
+impl std::fmt::Debug for Spare {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Spare")
+    }
 }
 
 /// Most emptied strings kept: about the words of the longest commands.
@@ -201,7 +216,12 @@ impl Analysis {
         // Every field named: a field added later fails to compile here instead of carrying one
         // command's findings into the next of a batch.
         let Analysis { lines, segments, pipelines, issues, possible_lines, possible_pipelines, spare } = self;
-        lines.clear();
+        for mut line in lines.drain(..) {
+            if spare.texts.len() < MAX_SPARE_TEXTS {
+                line.clear();
+                spare.texts.push(line);
+            }
+        }
         spare.segments.append(segments);
         pipelines.clear();
         issues.clear();
@@ -234,9 +254,12 @@ pub fn analyze_script_in(text: &str, dialect: Dialect) -> Analysis {
 /// its vectors, for every command.
 pub fn analyze_script_into(text: &str, dialect: Dialect, out: &mut Analysis) {
     out.clear();
-    let mut a = analyze::Analyzer { out: std::mem::take(out), ..analyze::Analyzer::default() };
+    let mut a = out.spare.analyzer.take().unwrap_or_default();
+    a.out = std::mem::take(out);
     a.top_script(text, dialect);
-    *out = a.finish();
+    *out = std::mem::take(&mut a.out);
+    a.reset();
+    out.spare.analyzer = Some(a);
 }
 
 /// Analyses a command given as argv (`-- PROG ARGS…`): no shell parses it, but wrappers and

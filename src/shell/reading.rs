@@ -27,7 +27,9 @@ impl Analyzer {
         if self.possible.is_some() {
             self.out.possible_lines.push(self.out.lines.len());
         }
-        self.out.lines.push(super::normalize(text));
+        let mut line = self.out.spare.texts.pop().unwrap_or_default();
+        line.push_str(&super::normalized(text));
+        self.out.lines.push(line);
         let (outer, outer_sensitive) = (self.dialect, std::mem::take(&mut self.sensitive));
         match dialect {
             Dialect::Both => {
