@@ -569,7 +569,13 @@ impl Analyzer {
         // The segment is written into the buffers of one from an earlier command of the batch.
         let mut seg = self.out.spare.segments.pop().unwrap_or_default();
         let mut words = std::mem::take(&mut seg.words);
-        super::overwrite(&mut words, u.words.len(), |i, w| w.push_str(&super::normalized(&u.words[i].text)));
+        // Whether some word was changed by normalizing (one test of each word's bytes).
+        let mut normalized = false;
+        super::overwrite(&mut words, u.words.len(), |i, w| {
+            let text = super::normalized(&u.words[i].text);
+            normalized |= matches!(text, Cow::Owned(_));
+            w.push_str(&text);
+        });
         let program = &u.words[0];
         // An npm package (`@scope/cli`, run by npx) is a name, not a path.
         let base = if words[0].starts_with('@') { &words[0] } else { super::basename(&words[0]) };
@@ -631,7 +637,7 @@ impl Analyzer {
             origin.push_str(label);
         }
         // Normalized words are not what the program prints (`echo ｒｍ | sh`).
-        *is_static = u.words.iter().all(|f| !f.dynamic && !super::normalize::needs_normalizing(&f.text));
+        *is_static = !normalized && u.words.iter().all(|f| !f.dynamic);
         *stdin_text = here.as_ref().filter(|h| !h.dynamic).map(|h| super::normalize(&h.text));
         possible.clone_from(&self.possible);
         *cwd = self.temp_cwd();

@@ -140,6 +140,8 @@ fn comment_end(lang: Lang, chars: &[char], i: usize) -> Option<usize> {
 /// comments are skipped; without, they are read as code.
 fn scan(lang: Lang, chars: &[char], literals: bool) -> Vec<(usize, NestedKind)> {
     let mut out = Vec::new();
+    // Each identifier is spelled into this one string.
+    let mut name = String::new();
     let mut i = 0;
     while i < chars.len() {
         let here = i;
@@ -201,7 +203,8 @@ fn scan(lang: Lang, chars: &[char], literals: bool) -> Vec<(usize, NestedKind)> 
         while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_' || chars[i] == '$') {
             i += 1;
         }
-        let name: String = chars[start..i].iter().collect();
+        name.clear();
+        name.extend(&chars[start..i]);
         if lang == Lang::Tcl && name == "exec" {
             // Tcl: `exec rm -rf ~` runs its words, to the end of the command.
             let end = chars[i..].iter().position(|c| matches!(c, '\n' | ';' | ']')).map_or(chars.len(), |n| i + n);
