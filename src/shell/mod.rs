@@ -15,6 +15,7 @@ mod dialect;
 mod editors;
 mod escapes;
 mod expand;
+mod few;
 mod find;
 mod functions;
 mod generators;

@@ -4,6 +4,7 @@
 
 use super::Field;
 use super::catalog::{Program, Role};
+use super::few::Few;
 use super::keyed::keyed_command;
 
 /// What reading a command's options with its entry found. It borrows the words read: the
@@ -23,9 +24,9 @@ pub struct Reading<'a> {
     /// Long options written as prefixes, with their full names: (word index, full name).
     pub expanded: Vec<(usize, &'static str)>,
     /// Indices of the operands (words that are neither options nor their values).
-    pub operands: Vec<usize>,
+    pub operands: Few<usize, 8>,
     /// The options given, with their values.
-    pub given: Vec<(OptionName<'a>, Option<&'a str>)>,
+    pub given: Few<(OptionName<'a>, Option<&'a str>), 4>,
     /// Code in another language option values carry: (option, language, code).
     pub code: Vec<(String, &'static str, Field)>,
     /// A keyed option's value was the key alone (`screen -X stuff CMD`): the next word is the
@@ -39,6 +40,12 @@ pub struct Reading<'a> {
 pub enum OptionName<'a> {
     Text(&'a str),
     Short([u8; 5], u8),
+}
+
+impl Default for OptionName<'_> {
+    fn default() -> Self {
+        OptionName::Text("")
+    }
 }
 
 impl OptionName<'_> {

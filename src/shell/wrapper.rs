@@ -32,7 +32,7 @@ fn operands_at<'a>(p: &Program, words: &'a [Field]) -> (Reading<'a>, Option<usiz
                 r.informs |= more.informs;
                 r.scripts.extend(more.scripts);
                 r.expanded.extend(more.expanded);
-                r.given.extend(more.given);
+                r.given.extend(more.given.iter().copied());
                 r.command_at = r.command_at.or(more.command_at);
             }
             _ if p.subcommand_optional => {}
@@ -48,7 +48,7 @@ fn operands_at<'a>(p: &Program, words: &'a [Field]) -> (Reading<'a>, Option<usiz
         let more = p.read(words, at);
         at = more.end;
         r.scripts.extend(more.scripts);
-        r.given.extend(more.given);
+        r.given.extend(more.given.iter().copied());
     }
     if p.assignments {
         at = skip_assignments(words, at);
