@@ -4,6 +4,29 @@
 #[derive(Debug, Clone, Default)]
 pub struct Script(pub Vec<AndOr>);
 
+impl Script {
+    /// Drops it, keeping the emptied strings of its simple commands' literal words in `spare`
+    /// (up to `max` strings) for the next parse. Taken in place: the tree is dropped as usual.
+    pub fn recycle(mut self, spare: &mut Vec<String>, max: usize) {
+        for pipeline in self.0.iter_mut().flat_map(|a| a.0.iter_mut()) {
+            for command in pipeline.0.iter_mut() {
+                let Command::Simple(simple) = command else { continue };
+                for part in simple.words.iter_mut().flat_map(|w| w.0.iter_mut()) {
+                    if spare.len() >= max {
+                        return;
+                    }
+                    if let Part::Lit { text, .. } = part
+                        && text.capacity() > 0
+                    {
+                        text.clear();
+                        spare.push(std::mem::take(text));
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Pipelines joined by `&&` / `||` (the operators do not change what may run).
 #[derive(Debug, Clone)]
 pub struct AndOr(pub Items<Pipeline>);

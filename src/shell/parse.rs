@@ -43,6 +43,8 @@ pub struct Parser<'a> {
     pub(super) commands: usize,
     /// Where the last complete line of the top-level list ends (char offset).
     complete: usize,
+    /// Emptied strings (`Spare`) that words' literal text is written into.
+    pub(super) spare: Vec<String>,
 }
 
 /// What ends a list besides end of input.
@@ -64,11 +66,18 @@ pub fn parse(text: &str) -> PResult<Script> {
 /// Parses a whole script in `dialect` (bash or dash); also says whether the text holds a
 /// construct the other dialect reads differently.
 pub fn parse_in(text: &str, dialect: Dialect) -> PResult<(Script, bool)> {
+    parse_reusing(text, dialect, &mut Vec::new())
+}
+
+/// `parse_in`, writing the words' text into the emptied strings of `spare` while it has some.
+pub fn parse_reusing(text: &str, dialect: Dialect, spare: &mut Vec<String>) -> PResult<(Script, bool)> {
     let mut p = Parser::new(text, dialect);
+    p.spare = std::mem::take(spare);
     let parsed = p.list(Stop::default()).and_then(|script| {
         p.blanks();
         if let Some(c) = p.peek() { p.err(format!("unexpected {c:?}")) } else { Ok(script) }
     });
+    *spare = std::mem::take(&mut p.spare);
     match parsed {
         Ok(script) => Ok((script, p.sensitive)),
         Err(e) => Err(ParseError { complete: p.complete, ..e }),
@@ -121,6 +130,7 @@ impl<'a> Parser<'a> {
             sensitive: false,
             commands: 0,
             complete: 0,
+            spare: Vec::new(),
         }
     }
 

@@ -26,14 +26,16 @@ fn push_char(parts: &mut Parts, c: char, quoted: bool) {
 
 /// Appends the literal characters `from..to` of `src`: a word's plain stretches are copied at
 /// once, not a character at a time.
-fn push_run(parts: &mut Parts, src: &Source<'_>, from: usize, to: usize, quoted: bool) {
+/// A new part's string is an emptied one from `spare` when it has one.
+fn push_run(parts: &mut Parts, src: &Source<'_>, from: usize, to: usize, quoted: bool, spare: &mut Vec<String>) {
     if let Some(Part::Lit { text, quoted: q }) = parts.last_mut()
         && *q == quoted
     {
         src.push_to(text, from, to);
         return;
     }
-    let mut text = String::with_capacity((to - from).max(16));
+    let mut text = spare.pop().unwrap_or_default();
+    text.reserve((to - from).max(16));
     src.push_to(&mut text, from, to);
     parts.push(Part::Lit { text, quoted });
 }
@@ -157,7 +159,7 @@ impl Parser<'_> {
                 }
                 _ => {
                     let end = self.src.find(self.pos, ends_plain).unwrap_or(self.src.len());
-                    push_run(&mut parts, &self.src, self.pos, end, false);
+                    push_run(&mut parts, &self.src, self.pos, end, false, &mut self.spare);
                     self.pos = end;
                 }
             }
@@ -222,7 +224,7 @@ impl Parser<'_> {
                 _ => {
                     let stop = self.src.find(self.pos, |c| Some(c) == end || matches!(c, '\\' | '$' | '`'));
                     let stop = stop.unwrap_or(self.src.len());
-                    push_run(&mut parts, &self.src, self.pos, stop, true);
+                    push_run(&mut parts, &self.src, self.pos, stop, true, &mut self.spare);
                     self.pos = stop;
                 }
             }
