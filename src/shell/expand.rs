@@ -159,7 +159,8 @@ impl Analyzer {
     /// Expands words into fields (usually one a word; none for an unquoted empty expansion),
     /// one vector for all of them.
     pub(super) fn expand_words(&mut self, words: &[Word]) -> Vec<Field> {
-        let mut fields = Vec::with_capacity(words.len());
+        let mut fields = self.out.spare.fields.pop().unwrap_or_default();
+        fields.reserve(words.len());
         for w in words {
             self.expand_into(w, true, &mut fields);
         }

@@ -176,8 +176,12 @@ pub struct Analysis {
 #[derive(Default)]
 pub struct Spare {
     segments: Vec<Segment>,
-    /// Emptied strings, from the expanded words of simple commands and the lines read.
+    /// Emptied strings, from the expanded words of simple commands, the lines read and the
+    /// literal words parsed.
     texts: Vec<String>,
+    /// Emptied vectors of a simple command's expanded words, and of its parsed words.
+    fields: Vec<Vec<Field>>,
+    words: Vec<Vec<ast::Word>>,
     /// The analyzer, reset.
     analyzer: Option<Box<analyze::Analyzer>>,
 }
@@ -197,16 +201,22 @@ impl std::fmt::Debug for Spare {
 
 /// Most emptied strings kept: about the words of the longest commands.
 const MAX_SPARE_TEXTS: usize = 256;
+/// Most emptied vectors of words kept, of each kind.
+const MAX_SPARE_LISTS: usize = 32;
 
 impl Spare {
     /// Keeps the strings of `fields`, emptied, for words expanded later.
-    fn keep_texts(&mut self, fields: Vec<Field>) {
-        for mut f in fields {
+    fn keep_texts(&mut self, mut fields: Vec<Field>) {
+        for mut f in fields.drain(..) {
             if self.texts.len() >= MAX_SPARE_TEXTS {
-                return;
+                break;
             }
             f.text.clear();
             self.texts.push(f.text);
+        }
+        if self.fields.len() < MAX_SPARE_LISTS {
+            fields.clear();
+            self.fields.push(fields);
         }
     }
 }

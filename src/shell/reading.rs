@@ -90,11 +90,11 @@ impl Analyzer {
     /// One reading of script text in the current dialect. `second`: bash has read it already,
     /// and this is dash's reading.
     fn read(&mut self, text: &str, second: bool) {
-        match super::parse::parse_reusing(text, self.dialect, &mut self.out.spare.texts) {
+        match super::parse::parse_reusing(text, self.dialect, &mut self.out.spare) {
             Ok((script, sensitive)) => {
                 self.sensitive |= sensitive;
                 self.walk_script(&script);
-                script.recycle(&mut self.out.spare.texts, super::MAX_SPARE_TEXTS);
+                script.recycle(&mut self.out.spare);
             }
             Err(e) => {
                 // Both shells run each complete line before they parse the next: the lines
