@@ -661,7 +661,7 @@ impl Analyzer {
             // They change the directory too, or may (a sourced file or evaluated text can `cd`).
             self.changed_directory(&[]);
         }
-        self.check_subcommand(&u.words, &seg, u.entry);
+        self.check_subcommand(&u.words, &seg, u.entry, u.first_operand);
         self.out.segments.push(seg);
         let index = self.out.segments.len() - 1;
         if let Some((file, text)) = self.written_file(index) {

@@ -36,7 +36,7 @@ pub fn carried(words: &mut [Field], u: &mut Unwrapped, entries: Option<Entries>)
         // A wrapper's (`tmux if-shell`) command was read when it was unwrapped.
         if p.role != Role::Wrapper || catalog::in_view(p, &prog) {
             let origin = [prog.as_str(), " ", &words[1].text].concat();
-            apply(p, &origin, &mut words[1..], u);
+            apply(p, &origin, &mut words[1..], u, false);
         }
         return;
     }
@@ -47,7 +47,7 @@ pub fn carried(words: &mut [Field], u: &mut Unwrapped, entries: Option<Entries>)
                 words[1].text = full.to_string();
             }
             if p.role != Role::Wrapper || catalog::in_view(p, &prog) {
-                apply(p, &prog, words, u);
+                apply(p, &prog, words, u, true);
             }
         }
         None if catalog::named_by_rules(&prog) => {}
@@ -59,7 +59,9 @@ pub fn carried(words: &mut [Field], u: &mut Unwrapped, entries: Option<Entries>)
 /// The scripts and commands `p`'s options carry; long options written as prefixes spelled out.
 /// A wrapper read here (a subcommand's, or one the rules judge themselves) keeps its words,
 /// and the command it runs is read as a nested one.
-fn apply(p: &'static Program, origin: &str, words: &mut [Field], u: &mut Unwrapped) {
+/// `main`: `p` is the entry of the program itself, read from the second word (what the
+/// subcommand check reads too: `Unwrapped::first_operand`).
+fn apply(p: &'static Program, origin: &str, words: &mut [Field], u: &mut Unwrapped, main: bool) {
     let first = read(p, words);
     // The reading borrows the words: where a long option was written as a prefix, it is
     // spelled out, and the words are read again as spelled (which reads the same).
@@ -78,6 +80,10 @@ fn apply(p: &'static Program, origin: &str, words: &mut [Field], u: &mut Unwrapp
         }
         read(p, words)
     };
+    if main && p.role != Role::Wrapper {
+        let at = r.operands.iter().copied().find(|&k| !words[k].text.starts_with('+'));
+        u.first_operand = Some((r.informs, at));
+    }
     if let Some(at) = run {
         let kind = if p.operands_script {
             NestedKind::Script(super::nested::script_of(&words[at..]))

@@ -23,6 +23,9 @@ pub struct Unwrapped {
     pub limit: Option<String>,
     /// The catalogue entry of the program `words` run, when it was looked up for them.
     pub entry: Option<Option<&'static catalog::Program>>,
+    /// What reading `words`' options with that entry from the second word found, when they
+    /// were read so: whether an option informs, and the first operand not a `+toolchain`.
+    pub first_operand: Option<(bool, Option<usize>)>,
 }
 
 /// The catalogue entries of a command's program and of its second word as a subcommand
@@ -137,6 +140,7 @@ pub fn unwrap(mut words: Vec<Field>) -> Unwrapped {
         notes: Vec::new(),
         limit: None,
         entry: None,
+        first_operand: None,
     };
     // The entries of `words` as they are now, while no step has changed them.
     let mut entries = None;
