@@ -92,15 +92,21 @@ pub fn extract(lang: Lang, code: &str) -> Vec<NestedKind> {
         }
     }
     // Read outside string literals and comments: what is found there runs.
-    let read = scan(lang, &chars, true);
+    let (read, skipped) = scan(lang, &chars, true);
     // Read again with literals and comments as code: a call found only that way is text
     // (`print("os.system(x)")`), unless a quote the scanner misjudged (a regex literal `/'/`)
-    // hid code behind it. Which of the two cannot be told here, so it asks.
-    let hidden: Vec<NestedKind> = scan(lang, &chars, false)
-        .into_iter()
-        .filter(|(at, _)| !read.iter().any(|(seen, _)| seen == at))
-        .map(|(_, kind)| NestedKind::Possible(Box::new(kind)))
-        .collect();
+    // hid code behind it. Which of the two cannot be told here, so it asks. Where the first
+    // reading skipped nothing, the second is the same reading and finds nothing more.
+    let hidden: Vec<NestedKind> = if skipped {
+        scan(lang, &chars, false)
+            .0
+            .into_iter()
+            .filter(|(at, _)| !read.iter().any(|(seen, _)| seen == at))
+            .map(|(_, kind)| NestedKind::Possible(Box::new(kind)))
+            .collect()
+    } else {
+        Vec::new()
+    };
     out.extend(read.into_iter().map(|(_, kind)| kind));
     out.extend(hidden);
     out
@@ -137,9 +143,10 @@ fn comment_end(lang: Lang, chars: &[char], i: usize) -> Option<usize> {
 }
 
 /// The calls `chars` makes, each with where it starts. With `literals`, string literals and
-/// comments are skipped; without, they are read as code.
-fn scan(lang: Lang, chars: &[char], literals: bool) -> Vec<(usize, NestedKind)> {
+/// comments are skipped; without, they are read as code. Also says whether any was skipped.
+fn scan(lang: Lang, chars: &[char], literals: bool) -> (Vec<(usize, NestedKind)>, bool) {
     let mut out = Vec::new();
+    let mut skipped = false;
     // Each identifier is spelled into this one string.
     let mut name = String::new();
     let mut i = 0;
@@ -147,6 +154,7 @@ fn scan(lang: Lang, chars: &[char], literals: bool) -> Vec<(usize, NestedKind)> 
         let here = i;
         let c = chars[i];
         if literals && let Some(end) = comment_end(lang, chars, i) {
+            skipped = true;
             i = end;
             continue;
         }
@@ -190,6 +198,7 @@ fn scan(lang: Lang, chars: &[char], literals: bool) -> Vec<(usize, NestedKind)> 
             && lang != Lang::Awk
             && let Some((_, end)) = read_string(chars, i)
         {
+            skipped = true;
             i = end;
             continue;
         }
@@ -343,7 +352,7 @@ fn scan(lang: Lang, chars: &[char], literals: bool) -> Vec<(usize, NestedKind)> 
         };
         out.push((here, found));
     }
-    out
+    (out, skipped)
 }
 
 #[cfg(test)]
