@@ -247,12 +247,34 @@ impl Program {
     }
 }
 
-/// `-c` for the character `c` of an option bundle, spelled in place (no allocation a letter).
+/// `-c` for the character `c` of an option bundle: for ASCII, a slice of `SHORTS`; else
+/// spelled in place (no allocation a letter, nor a UTF-8 check each time it is read).
 fn short_option<'a>(c: char) -> OptionName<'a> {
+    if c.is_ascii() {
+        let at = 2 * c as usize;
+        return OptionName::Text(&SHORTS[at..at + 2]);
+    }
     let mut buf = [b'-'; 5];
     let len = 1 + c.encode_utf8(&mut buf[1..]).len();
     OptionName::Short(buf, len as u8)
 }
+
+/// `-` and each ASCII character, in order: `-\0-\x01…-~-\x7f`.
+const SHORTS: &str = {
+    const BYTES: [u8; 256] = {
+        let mut bytes = [b'-'; 256];
+        let mut c = 0;
+        while c < 128 {
+            bytes[2 * c + 1] = c as u8;
+            c += 1;
+        }
+        bytes
+    };
+    match std::str::from_utf8(&BYTES) {
+        Ok(text) => text,
+        Err(_) => panic!("ASCII is UTF-8"),
+    }
+};
 
 #[cfg(test)]
 mod tests {
