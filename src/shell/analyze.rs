@@ -110,6 +110,69 @@ impl Analyzer {
         self.out
     }
 
+    /// Makes it what `Analyzer::default()` makes (`out` aside), for the next command of a
+    /// batch: kept in a box, it is not built and moved again for each.
+    pub(super) fn reset(&mut self) {
+        // Every field named: one added later fails to compile here instead of carrying one
+        // command's state into the next.
+        let Analyzer {
+            env,
+            out: _,
+            depth,
+            origin,
+            stdin,
+            decoded,
+            decoded_vars,
+            integers,
+            dialect,
+            second,
+            sensitive,
+            parsed,
+            expanded,
+            exhausted,
+            possible,
+            guesses,
+            namerefs,
+            hashed,
+            written,
+            opaque,
+            readonly,
+            assigned,
+            in_function,
+            cd_redefined,
+            functions,
+            calling,
+            positional,
+        } = self;
+        // Tables are made anew: one kept large would be dear to clone for every pipeline.
+        *env = HashMap::default();
+        *depth = 0;
+        origin.clear();
+        *stdin = None;
+        *decoded = false;
+        *decoded_vars = Default::default();
+        *integers = Default::default();
+        *dialect = Dialect::default();
+        *second = false;
+        *sensitive = false;
+        *parsed = 0;
+        *expanded = 0;
+        *exhausted = false;
+        *possible = None;
+        *guesses = 0;
+        *namerefs = Default::default();
+        *hashed = HashMap::default();
+        *written = HashMap::default();
+        *opaque = Default::default();
+        *readonly = Default::default();
+        assigned.clear();
+        *in_function = 0;
+        *cd_redefined = false;
+        *functions = HashMap::default();
+        calling.clear();
+        *positional = None;
+    }
+
     pub(super) fn issue(&mut self, kind: IssueKind, detail: String) {
         if !self.out.issues.iter().any(|i| i.kind == kind && i.detail == detail) {
             self.out.issues.push(Issue { kind, detail });
@@ -503,7 +566,16 @@ impl Analyzer {
         }
         self.later_code(&u.words);
         // Rules see words normalized (`ｒｍ` is `rm`); what the shell parsed was the exact text.
-        let mut words: Vec<String> = u.words.iter().map(|f| super::normalize(&f.text)).collect();
+        // The segment is written into the buffers of one from an earlier command of the batch.
+        let mut seg = self.out.spare.segments.pop().unwrap_or_default();
+        let mut words = std::mem::take(&mut seg.words);
+        // Whether some word was changed by normalizing (one test of each word's bytes).
+        let mut normalized = false;
+        super::overwrite(&mut words, u.words.len(), |i, w| {
+            let text = super::normalized(&u.words[i].text);
+            normalized |= matches!(text, Cow::Owned(_));
+            w.push_str(&text);
+        });
         let program = &u.words[0];
         // An npm package (`@scope/cli`, run by npx) is a name, not a path.
         let base = if words[0].starts_with('@') { &words[0] } else { super::basename(&words[0]) };
@@ -534,10 +606,11 @@ impl Analyzer {
             words.splice(0..1, ["service".to_string(), base]);
             added = 1;
         } else if base_at > 0 {
-            notes.push(format!("program {} reduced to {}", words[0], &words[0][base_at..]));
+            notes.push(["program ", &words[0], " reduced to ", &words[0][base_at..]].concat());
             words[0].drain(..base_at);
         }
-        let text = canonical_text(&words, |i| i >= added && u.words[i - added].dynamic, &redirs);
+        let mut text = std::mem::take(&mut seg.text);
+        canonical_text(&mut text, &words, |i| i >= added && u.words[i - added].dynamic, &redirs);
         let here = redirs.iter().rev().find(|r| r.feeds_stdin).map(|r| r.target.clone());
         let input = input_after(&redirs, piped);
         if built {
@@ -546,22 +619,31 @@ impl Analyzer {
             return shown.then_some(text);
         }
         let pipeline_text = shown.then(|| text.clone());
-        let seg = Segment {
-            text,
-            redirects: redirs
-                .iter()
-                .map(|r| [r.op.as_str(), " ", &super::normalized(&r.target.text)].concat())
-                .collect(),
-            wrappers: u.wrappers,
-            origin: self.origin.join(" › "),
-            notes,
-            // Normalized words are not what the program prints (`echo ｒｍ | sh`).
-            is_static: u.words.iter().all(|f| !f.dynamic && !super::normalize::needs_normalizing(&f.text)),
-            stdin_text: here.as_ref().filter(|h| !h.dynamic).map(|h| super::normalize(&h.text)),
-            possible: self.possible.clone(),
-            cwd: self.temp_cwd(),
-            words,
-        };
+        // Every field named: one added later fails to compile here instead of keeping what an
+        // earlier command's segment held.
+        let Segment { text: _, words: _, redirects, wrappers, origin, notes: _, is_static, stdin_text, possible, cwd } =
+            &mut seg;
+        super::overwrite(redirects, redirs.len(), |i, text| {
+            text.push_str(&redirs[i].op);
+            text.push(' ');
+            text.push_str(&super::normalized(&redirs[i].target.text));
+        });
+        *wrappers = u.wrappers;
+        origin.clear();
+        for (i, label) in self.origin.iter().enumerate() {
+            if i > 0 {
+                origin.push_str(" › ");
+            }
+            origin.push_str(label);
+        }
+        // Normalized words are not what the program prints (`echo ｒｍ | sh`).
+        *is_static = !normalized && u.words.iter().all(|f| !f.dynamic);
+        *stdin_text = here.as_ref().filter(|h| !h.dynamic).map(|h| super::normalize(&h.text));
+        possible.clone_from(&self.possible);
+        *cwd = self.temp_cwd();
+        seg.text = text;
+        seg.words = words;
+        seg.notes = notes;
         if matches!(seg.words[0].as_str(), "alias" | "enable") {
             self.note_cd_redefined(&u.words[1..]);
         }
@@ -579,7 +661,7 @@ impl Analyzer {
             // They change the directory too, or may (a sourced file or evaluated text can `cd`).
             self.changed_directory(&[]);
         }
-        self.check_subcommand(&u.words, &seg);
+        self.check_subcommand(&u.words, &seg, u.entry, u.first_operand);
         self.out.segments.push(seg);
         let index = self.out.segments.len() - 1;
         if let Some((file, text)) = self.written_file(index) {
@@ -619,7 +701,7 @@ impl Analyzer {
         }
         // A here-document fed to a program with a shell escape (`psql <<EOF` with `\! CMD`).
         if let Some(body) = input.as_ref().filter(|b| !b.dynamic)
-            && let Some(p) = super::catalog::find(super::basename(&u.words[0].text))
+            && let Some(p) = u.entry.unwrap_or_else(|| super::catalog::find(super::basename(&u.words[0].text)))
         {
             let origin = format!("{} in its input:", u.words[0].text);
             for n in super::open::own_language(p, &origin, &body.text, false) {
@@ -637,14 +719,16 @@ impl Analyzer {
             };
             self.nested(Nested { origin: format!("{} reading its input", u.words[0].text), kind });
         }
+        self.out.spare.keep_texts(u.words);
         pipeline_text
     }
 }
 
 /// A simple command's canonical text: its words, each quoted where needed (substitution
 /// placeholders such as `<(curl …)` read as the single words they are), then its redirections.
-fn canonical_text(words: &[String], dynamic: impl Fn(usize) -> bool, redirs: &[Redir]) -> String {
-    let mut text = String::with_capacity(words.iter().map(|w| w.len() + 1).sum::<usize>() + 8);
+fn canonical_text(text: &mut String, words: &[String], dynamic: impl Fn(usize) -> bool, redirs: &[Redir]) {
+    text.clear();
+    text.reserve(words.iter().map(|w| w.len() + 1).sum::<usize>() + 8);
     for (i, w) in words.iter().enumerate() {
         if i > 0 {
             text.push(' ');
@@ -652,7 +736,7 @@ fn canonical_text(words: &[String], dynamic: impl Fn(usize) -> bool, redirs: &[R
         if dynamic(i) {
             text.push_str(w);
         } else {
-            super::quote_into(&mut text, w);
+            super::quote_into(text, w);
         }
     }
     for r in redirs {
@@ -663,12 +747,11 @@ fn canonical_text(words: &[String], dynamic: impl Fn(usize) -> bool, redirs: &[R
         text.push_str(&r.op);
         text.push(' ');
         match (r.op.ends_with("<<") || r.op.ends_with("<<-"), r.target.dynamic) {
-            (true, false) => super::quote_into(&mut text, &target.split_whitespace().collect::<Vec<_>>().join(" ")),
+            (true, false) => super::quote_into(text, &target.split_whitespace().collect::<Vec<_>>().join(" ")),
             (true, true) => text.push('…'),
-            (false, _) => super::quote_into(&mut text, &target),
+            (false, _) => super::quote_into(text, &target),
         }
     }
-    text
 }
 
 /// A dynamic program word whose basename is still plain text: `$HOME/bin/tool`, `${DIR}/x`.

@@ -4,6 +4,33 @@
 #[derive(Debug, Clone, Default)]
 pub struct Script(pub Vec<AndOr>);
 
+impl Script {
+    /// Drops it, keeping the emptied strings of its simple commands' literal words, and their
+    /// vectors of words, in `spare` for the next parse. Taken in place: the rest of the tree is
+    /// dropped as usual.
+    pub fn recycle(mut self, spare: &mut super::Spare) {
+        for pipeline in self.0.iter_mut().flat_map(|a| a.0.iter_mut()) {
+            for command in pipeline.0.iter_mut() {
+                let Command::Simple(simple) = command else { continue };
+                for part in simple.words.iter_mut().flat_map(|w| w.0.iter_mut()) {
+                    if let Part::Lit { text, .. } = part
+                        && text.capacity() > 0
+                        && spare.texts.len() < super::MAX_SPARE_TEXTS
+                    {
+                        text.clear();
+                        spare.texts.push(std::mem::take(text));
+                    }
+                }
+                if spare.words.len() < super::MAX_SPARE_LISTS {
+                    let mut words = std::mem::take(&mut simple.words);
+                    words.clear();
+                    spare.words.push(words);
+                }
+            }
+        }
+    }
+}
+
 /// Pipelines joined by `&&` / `||` (the operators do not change what may run).
 #[derive(Debug, Clone)]
 pub struct AndOr(pub Items<Pipeline>);

@@ -173,7 +173,7 @@ impl Parser<'_> {
         if self.commands > super::MAX_SEGMENTS {
             return self.limit(format!("more than {} simple commands", super::MAX_SEGMENTS));
         }
-        let mut cmd = Simple::default();
+        let mut cmd = Simple { words: self.spare_words.pop().unwrap_or_default(), ..Simple::default() };
         loop {
             self.blanks();
             if let Some(r) = self.redirect()? {

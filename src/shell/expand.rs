@@ -27,6 +27,8 @@ struct Builder {
     /// `IFS` as assigned earlier in the command: `None` for the default (blanks), `Some(None)`
     /// when assigned something unknown.
     ifs: Option<Option<String>>,
+    /// Emptied strings of words expanded before (`Spare`): each field is written into one.
+    spare: Vec<String>,
 }
 
 impl Builder {
@@ -60,7 +62,8 @@ impl Builder {
 
     fn end_field(&mut self) {
         if self.started {
-            let mut field = std::mem::replace(&mut self.cur, Field::lit(""));
+            let empty = Field { text: self.spare.pop().unwrap_or_default(), dynamic: false };
+            let mut field = std::mem::replace(&mut self.cur, empty);
             field.dynamic |= self.cur_value_tilde && !home_tildes_only(&field.text);
             // `-r[f]`, `--h*d`: the shell replaces the word with matching file names, and a file
             // named `-rf` or `--hard` turns it into that option. (`--exclude=*.o` is safe: the
@@ -156,7 +159,8 @@ impl Analyzer {
     /// Expands words into fields (usually one a word; none for an unquoted empty expansion),
     /// one vector for all of them.
     pub(super) fn expand_words(&mut self, words: &[Word]) -> Vec<Field> {
-        let mut fields = Vec::with_capacity(words.len());
+        let mut fields = self.out.spare.fields.pop().unwrap_or_default();
+        fields.reserve(words.len());
         for w in words {
             self.expand_into(w, true, &mut fields);
         }
@@ -168,7 +172,10 @@ impl Analyzer {
     fn expand_into(&mut self, word: &Word, braces: bool, out: &mut Vec<Field>) {
         // The builder appends to `out` itself; this word's fields start at `base`.
         let base = out.len();
-        let mut b = Builder { fields: std::mem::take(out), ifs: self.env.get("IFS").cloned(), ..Builder::default() };
+        let mut spare = std::mem::take(&mut self.out.spare.texts);
+        let cur = Field { text: spare.pop().unwrap_or_default(), dynamic: false };
+        let ifs = self.env.get("IFS").cloned();
+        let mut b = Builder { fields: std::mem::take(out), cur, ifs, spare, ..Builder::default() };
         let mut brace = false;
         for part in &word.0 {
             match part {
@@ -308,13 +315,17 @@ impl Analyzer {
                 format!("the option `{shown}` holds a wildcard: a file named like an option would replace it"),
             );
         }
+        // The strings not written into go back (a word walked meanwhile may have kept more).
+        b.spare.push(std::mem::take(&mut b.cur.text));
+        b.spare.append(&mut self.out.spare.texts);
+        self.out.spare.texts = std::mem::take(&mut b.spare);
         *out = b.fields;
         let fields = &mut out[base..];
         if tilde_prefix(word) {
             // `~root`, `~+`, `~-`: a user's home or a directory, only known when it runs.
             fields.iter_mut().take(1).for_each(|f| f.dynamic = true);
-        } else if let Some(home) = self.env.get("HOME")
-            && matches!(word.0.first(), Some(Part::Lit { text, quoted: false }) if text.starts_with('~'))
+        } else if matches!(word.0.first(), Some(Part::Lit { text, quoted: false }) if text.starts_with('~'))
+            && let Some(home) = self.env.get("HOME")
             && let Some(first) = fields.first_mut()
         {
             // `HOME=/; rm -rf ~`: the `~` is the HOME assigned on this line, not the home.

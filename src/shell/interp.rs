@@ -92,18 +92,34 @@ pub fn extract(lang: Lang, code: &str) -> Vec<NestedKind> {
         }
     }
     // Read outside string literals and comments: what is found there runs.
-    let read = scan(lang, &chars, true);
+    let (read, skipped) = scan(lang, &chars, true);
     // Read again with literals and comments as code: a call found only that way is text
     // (`print("os.system(x)")`), unless a quote the scanner misjudged (a regex literal `/'/`)
-    // hid code behind it. Which of the two cannot be told here, so it asks.
-    let hidden: Vec<NestedKind> = scan(lang, &chars, false)
-        .into_iter()
-        .filter(|(at, _)| !read.iter().any(|(seen, _)| seen == at))
-        .map(|(_, kind)| NestedKind::Possible(Box::new(kind)))
-        .collect();
+    // hid code behind it. Which of the two cannot be told here, so it asks. Where the first
+    // reading skipped nothing, the second is the same reading and finds nothing more.
+    let hidden: Vec<NestedKind> = if skipped {
+        scan(lang, &chars, false)
+            .0
+            .into_iter()
+            .filter(|(at, _)| !read.iter().any(|(seen, _)| seen == at))
+            .map(|(_, kind)| NestedKind::Possible(Box::new(kind)))
+            .collect()
+    } else {
+        Vec::new()
+    };
     out.extend(read.into_iter().map(|(_, kind)| kind));
     out.extend(hidden);
     out
+}
+
+/// Whether `| getline` (blanks allowed around the bar) starts `rest`: read in place, where
+/// collecting the rest of the program into a string cost a copy for every awk string.
+fn getline_follows(rest: &[char]) -> bool {
+    let skip = |s: &[char]| s.iter().position(|c| !c.is_whitespace()).unwrap_or(s.len());
+    let rest = &rest[skip(rest)..];
+    let Some(('|', rest)) = rest.split_first().map(|(c, r)| (*c, r)) else { return false };
+    let rest = &rest[skip(rest)..];
+    rest.starts_with(&['g', 'e', 't', 'l', 'i', 'n', 'e'])
 }
 
 /// Where a comment that starts at `i` ends, for the languages whose comments are read here.
@@ -127,14 +143,18 @@ fn comment_end(lang: Lang, chars: &[char], i: usize) -> Option<usize> {
 }
 
 /// The calls `chars` makes, each with where it starts. With `literals`, string literals and
-/// comments are skipped; without, they are read as code.
-fn scan(lang: Lang, chars: &[char], literals: bool) -> Vec<(usize, NestedKind)> {
+/// comments are skipped; without, they are read as code. Also says whether any was skipped.
+fn scan(lang: Lang, chars: &[char], literals: bool) -> (Vec<(usize, NestedKind)>, bool) {
     let mut out = Vec::new();
+    let mut skipped = false;
+    // Each identifier is spelled into this one string.
+    let mut name = String::new();
     let mut i = 0;
     while i < chars.len() {
         let here = i;
         let c = chars[i];
         if literals && let Some(end) = comment_end(lang, chars, i) {
+            skipped = true;
             i = end;
             continue;
         }
@@ -144,10 +164,7 @@ fn scan(lang: Lang, chars: &[char], literals: bool) -> Vec<(usize, NestedKind)> 
             if piped_to || c == '"' {
                 let at = if piped_to { i + 1 + chars[i + 1..].iter().position(|c| *c == '"').unwrap_or(0) } else { i };
                 if let Some((s, end)) = read_string(chars, at) {
-                    let rest: String = chars[end..].iter().collect();
-                    if piped_to
-                        || rest.trim_start().strip_prefix('|').is_some_and(|r| r.trim_start().starts_with("getline"))
-                    {
+                    if piped_to || getline_follows(&chars[end..]) {
                         out.push((here, NestedKind::Script(Field::lit(s))));
                     }
                     i = end;
@@ -181,6 +198,7 @@ fn scan(lang: Lang, chars: &[char], literals: bool) -> Vec<(usize, NestedKind)> 
             && lang != Lang::Awk
             && let Some((_, end)) = read_string(chars, i)
         {
+            skipped = true;
             i = end;
             continue;
         }
@@ -194,7 +212,8 @@ fn scan(lang: Lang, chars: &[char], literals: bool) -> Vec<(usize, NestedKind)> 
         while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_' || chars[i] == '$') {
             i += 1;
         }
-        let name: String = chars[start..i].iter().collect();
+        name.clear();
+        name.extend(&chars[start..i]);
         if lang == Lang::Tcl && name == "exec" {
             // Tcl: `exec rm -rf ~` runs its words, to the end of the command.
             let end = chars[i..].iter().position(|c| matches!(c, '\n' | ';' | ']')).map_or(chars.len(), |n| i + n);
@@ -333,7 +352,7 @@ fn scan(lang: Lang, chars: &[char], literals: bool) -> Vec<(usize, NestedKind)> 
         };
         out.push((here, found));
     }
-    out
+    (out, skipped)
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ mod dialect;
 mod editors;
 mod escapes;
 mod expand;
+mod few;
 mod find;
 mod functions;
 mod generators;
@@ -166,6 +167,58 @@ pub struct Analysis {
     /// `Segment::possible`).
     pub possible_lines: Vec<usize>,
     pub possible_pipelines: Vec<usize>,
+    /// Buffers of the commands analysed before (in a batch), written into again.
+    pub spare: Spare,
+}
+
+/// What a batch keeps of the commands it analysed, for the room of their buffers: a new
+/// segment or word is written into one of these instead of allocating its strings again.
+#[derive(Default)]
+pub struct Spare {
+    segments: Vec<Segment>,
+    /// Emptied strings, from the expanded words of simple commands, the lines read and the
+    /// literal words parsed.
+    texts: Vec<String>,
+    /// Emptied vectors of a simple command's expanded words, and of its parsed words.
+    fields: Vec<Vec<Field>>,
+    words: Vec<Vec<ast::Word>>,
+    /// The analyzer, reset.
+    analyzer: Option<Box<analyze::Analyzer>>,
+}
+
+/// A copy of an analysis needs none of the room kept for the next command.
+impl Clone for Spare {
+    fn clone(&self) -> Spare {
+        Spare::default()
+    }
+}
+
+impl std::fmt::Debug for Spare {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Spare")
+    }
+}
+
+/// Most emptied strings kept: about the words of the longest commands.
+const MAX_SPARE_TEXTS: usize = 256;
+/// Most emptied vectors of words kept, of each kind.
+const MAX_SPARE_LISTS: usize = 32;
+
+impl Spare {
+    /// Keeps the strings of `fields`, emptied, for words expanded later.
+    fn keep_texts(&mut self, mut fields: Vec<Field>) {
+        for mut f in fields.drain(..) {
+            if self.texts.len() >= MAX_SPARE_TEXTS {
+                break;
+            }
+            f.text.clear();
+            self.texts.push(f.text);
+        }
+        if self.fields.len() < MAX_SPARE_LISTS {
+            fields.clear();
+            self.fields.push(fields);
+        }
+    }
 }
 
 impl Analysis {
@@ -173,9 +226,14 @@ impl Analysis {
     pub fn clear(&mut self) {
         // Every field named: a field added later fails to compile here instead of carrying one
         // command's findings into the next of a batch.
-        let Analysis { lines, segments, pipelines, issues, possible_lines, possible_pipelines } = self;
-        lines.clear();
-        segments.clear();
+        let Analysis { lines, segments, pipelines, issues, possible_lines, possible_pipelines, spare } = self;
+        for mut line in lines.drain(..) {
+            if spare.texts.len() < MAX_SPARE_TEXTS {
+                line.clear();
+                spare.texts.push(line);
+            }
+        }
+        spare.segments.append(segments);
         pipelines.clear();
         issues.clear();
         possible_lines.clear();
@@ -207,9 +265,12 @@ pub fn analyze_script_in(text: &str, dialect: Dialect) -> Analysis {
 /// its vectors, for every command.
 pub fn analyze_script_into(text: &str, dialect: Dialect, out: &mut Analysis) {
     out.clear();
-    let mut a = analyze::Analyzer { out: std::mem::take(out), ..analyze::Analyzer::default() };
+    let mut a = out.spare.analyzer.take().unwrap_or_default();
+    a.out = std::mem::take(out);
     a.top_script(text, dialect);
-    *out = a.finish();
+    *out = std::mem::take(&mut a.out);
+    a.reset();
+    out.spare.analyzer = Some(a);
 }
 
 /// Analyses a command given as argv (`-- PROG ARGS…`): no shell parses it, but wrappers and
@@ -218,6 +279,19 @@ pub fn analyze_argv(argv: &[String]) -> Analysis {
     let mut a = analyze::Analyzer::default();
     a.top_argv(argv);
     a.finish()
+}
+
+/// Makes `buf` hold `n` strings, the `i`th written by `write(i, …)` into a string of `buf`
+/// emptied for it: the strings' room is reused.
+fn overwrite(buf: &mut Vec<String>, n: usize, mut write: impl FnMut(usize, &mut String)) {
+    buf.truncate(n);
+    for i in 0..n {
+        if i == buf.len() {
+            buf.push(String::new());
+        }
+        buf[i].clear();
+        write(i, &mut buf[i]);
+    }
 }
 
 /// Quotes a word for canonical text: plain words stay as they are.
@@ -303,7 +377,9 @@ pub fn join(words: &[String]) -> String {
 /// Whether the shell would match `word` against file names: it holds `*`, `?` or a `[…]`
 /// (`/usr/bin/r? -rf ~`, `git re*`).
 pub(super) fn is_glob_pattern(word: &str) -> bool {
-    word.contains(['*', '?']) || word.bytes().position(|b| b == b'[').is_some_and(|i| word[i + 1..].contains(']'))
+    // Bytes: the three are ASCII, and a `char` array pattern costs a searcher a call.
+    word.bytes().any(|b| b == b'*' || b == b'?')
+        || word.bytes().position(|b| b == b'[').is_some_and(|i| word.as_bytes()[i + 1..].contains(&b']'))
 }
 
 /// `path` without its leading `./` (every one of them, as `trim_start_matches("./")` removes

@@ -75,13 +75,18 @@ pub fn script_of(words: &[Field]) -> Field {
     }
 }
 
-/// Finds the script a carrier runs; `words` may be rewritten to canonical form (git).
-pub fn carriers(words: &mut Vec<Field>, u: &mut Unwrapped) {
+/// Finds the script a carrier runs; `words` may be rewritten to canonical form (git): says
+/// whether they were.
+pub fn carriers(words: &mut Vec<Field>, u: &mut Unwrapped) -> bool {
     // Only git's words are rewritten; every other carrier reads them as they are.
     if basename(&words[0].text) == "git" {
         return git_globals(words, u);
     }
-    let words: &[Field] = words;
+    other_carriers(words, u);
+    false
+}
+
+fn other_carriers(words: &[Field], u: &mut Unwrapped) {
     let prog = basename(&words[0].text);
     let push = |u: &mut Unwrapped, origin: String, kind: NestedKind| u.nested.push(Nested { origin, kind });
     if prog == "cmdguard" {
@@ -431,7 +436,8 @@ fn kubectl_exec(prog: &str, words: &[Field], u: &mut Unwrapped) {
 }
 
 /// `git -C dir --no-pager -c k=v push …` reads as `git push …`; `-c alias.x=!cmd` runs a shell.
-fn git_globals(words: &mut Vec<Field>, u: &mut Unwrapped) {
+/// Says whether the words were rewritten.
+fn git_globals(words: &mut Vec<Field>, u: &mut Unwrapped) -> bool {
     let with_value =
         ["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env", "--super-prefix"];
     let mut i = 1;
@@ -463,14 +469,17 @@ fn git_globals(words: &mut Vec<Field>, u: &mut Unwrapped) {
             i += 1;
         }
     }
+    let mut rewritten = false;
     if i > 1 {
         u.notes.push(format!("removed git options `{}`", removed.join(" ")));
         words.drain(1..i.min(words.len()));
+        rewritten = true;
     }
     // `git -c alias.fp='push --force' fp` runs `git push --force`.
     if let Some((name, value)) = words.get(1).and_then(|sub| aliases.iter().rev().find(|(n, _)| *n == sub.text)) {
         u.notes.push(format!("expanded git alias `{name}`"));
         words.splice(1..2, value.split_whitespace().map(Field::lit));
+        rewritten = true;
     }
     // `git submodule foreach CMD` runs CMD through a shell in every submodule.
     if words.get(1).is_some_and(|f| f.text == "submodule")
@@ -484,4 +493,5 @@ fn git_globals(words: &mut Vec<Field>, u: &mut Unwrapped) {
             });
         }
     }
+    rewritten
 }

@@ -6,7 +6,7 @@
 
 use super::catalog::{self, Program, Role};
 use super::nested::{FileUse, Nested, NestedKind, StdinUse};
-use super::unwrap::Unwrapped;
+use super::unwrap::{Entries, Unwrapped};
 use super::{Field, basename};
 
 /// Longest operand of an unknown program read as a possible script.
@@ -15,11 +15,14 @@ const MAX_GUESSED_BYTES: usize = 4096;
 const MAX_GUESSED_TAILS: usize = 4;
 
 /// Applies the catalogue to the command `words` (wrappers already removed).
-pub fn carried(words: &mut [Field], u: &mut Unwrapped) {
+/// `entries`: the program's, when unwrapping looked them up for these words.
+pub fn carried(words: &mut [Field], u: &mut Unwrapped, entries: Option<Entries>) {
     if words[0].dynamic {
         return;
     }
     let prog = basename(&words[0].text).to_string();
+    let entries = entries.unwrap_or_else(|| Entries::of(&prog, words));
+    u.entry = Some(entries.main);
     if matches!(prog.as_str(), "sed" | "gsed") {
         super::sed::read(words, u);
         return;
@@ -29,24 +32,22 @@ pub fn carried(words: &mut [Field], u: &mut Unwrapped) {
         return;
     }
     // A subcommand's own entry (`git rebase`), read from the subcommand on.
-    if let Some(sub) = words.get(1).filter(|f| !f.dynamic && catalog::has_subcommand_entries(&prog))
-        && let Some(p) = catalog::find_sub(&prog, &sub.text)
-    {
+    if let Some(p) = entries.sub {
         // A wrapper's (`tmux if-shell`) command was read when it was unwrapped.
         if p.role != Role::Wrapper || catalog::in_view(p, &prog) {
-            let origin = format!("{prog} {}", sub.text);
-            apply(p, &origin, &mut words[1..], u);
+            let origin = [prog.as_str(), " ", &words[1].text].concat();
+            apply(p, &origin, &mut words[1..], u, false);
         }
         return;
     }
-    match catalog::find(&prog) {
+    match entries.main {
         Some(p) => {
             if let Some(full) = words.get(1).and_then(|f| catalog::alias(p, &f.text)) {
                 u.notes.push(format!("`{prog} {}` read as `{prog} {full}`", words[1].text));
                 words[1].text = full.to_string();
             }
             if p.role != Role::Wrapper || catalog::in_view(p, &prog) {
-                apply(p, &prog, words, u);
+                apply(p, &prog, words, u, true);
             }
         }
         None if catalog::named_by_rules(&prog) => {}
@@ -58,17 +59,30 @@ pub fn carried(words: &mut [Field], u: &mut Unwrapped) {
 /// The scripts and commands `p`'s options carry; long options written as prefixes spelled out.
 /// A wrapper read here (a subcommand's, or one the rules judge themselves) keeps its words,
 /// and the command it runs is read as a nested one.
-fn apply(p: &'static Program, origin: &str, words: &mut [Field], u: &mut Unwrapped) {
-    let (r, run) =
-        if p.role == Role::Wrapper { super::wrapper::read_wrapper(p, words) } else { (p.read(words, 1), None) };
-    for &(i, full) in &r.expanded {
-        let inline = words[i].text.split_once('=').map(|(_, v)| v.to_string());
-        let text = match inline {
-            Some(v) => format!("{full}={v}"),
-            None => full.to_string(),
-        };
-        u.notes.push(format!("`{}` read as `{text}` ({origin} accepts an abbreviated option)", words[i].text));
-        words[i].text = text;
+/// `main`: `p` is the entry of the program itself, read from the second word (what the
+/// subcommand check reads too: `Unwrapped::first_operand`).
+fn apply(p: &'static Program, origin: &str, words: &mut [Field], u: &mut Unwrapped, main: bool) {
+    let first = read(p, words);
+    // The reading borrows the words: where a long option was written as a prefix, it is
+    // spelled out, and the words are read again as spelled (which reads the same).
+    let (r, run) = if first.0.expanded.is_empty() {
+        first
+    } else {
+        let expanded = first.0.expanded;
+        for &(i, full) in &expanded {
+            let inline = words[i].text.split_once('=').map(|(_, v)| v.to_string());
+            let text = match inline {
+                Some(v) => format!("{full}={v}"),
+                None => full.to_string(),
+            };
+            u.notes.push(format!("`{}` read as `{text}` ({origin} accepts an abbreviated option)", words[i].text));
+            words[i].text = text;
+        }
+        read(p, words)
+    };
+    if main && p.role != Role::Wrapper {
+        let at = r.operands.iter().copied().find(|&k| !words[k].text.starts_with('+'));
+        u.first_operand = Some((r.informs, at));
     }
     if let Some(at) = run {
         let kind = if p.operands_script {
@@ -109,12 +123,8 @@ fn apply(p: &'static Program, origin: &str, words: &mut [Field], u: &mut Unwrapp
         u.nested.push(Nested { origin: origin.to_string(), kind: NestedKind::Argv(argv) });
     }
     // `make` reads ./Makefile (or `-f FILE`), `git commit` runs .git/hooks/pre-commit.
-    let named: Vec<&str> = r
-        .given
-        .iter()
-        .filter(|(o, _)| p.stdin_script.contains(&o.as_str()))
-        .filter_map(|(_, v)| v.as_deref())
-        .collect();
+    let named: Vec<&str> =
+        r.given.iter().filter(|(o, _)| p.stdin_script.contains(&o.as_str())).filter_map(|&(_, v)| v).collect();
     let files = if named.is_empty() { p.runs_files.to_vec() } else { named };
     let reading = if p.guess { FileUse::Guess } else { FileUse::Shell };
     for file in files {
@@ -123,6 +133,11 @@ fn apply(p: &'static Program, origin: &str, words: &mut [Field], u: &mut Unwrapp
     if !r.informs && ((p.reads_stdin && r.script_file != Some(false)) || r.script_file == Some(true)) {
         u.stdin = Some(StdinUse::Shell);
     }
+}
+
+/// Reads `p`'s options in `words`; for a wrapper, also where the command it runs begins.
+fn read<'a>(p: &Program, words: &'a [Field]) -> (catalog::Reading<'a>, Option<usize>) {
+    if p.role == Role::Wrapper { super::wrapper::read_wrapper(p, words) } else { (p.read(words, 1), None) }
 }
 
 /// Code in a language the catalogue names (`lua`, `elisp`): an interpreter's, or a dynamic
@@ -165,13 +180,13 @@ fn has_own_language(p: &Program) -> bool {
 
 /// `tar --remove-files`, `rsync --remove-source-files`, `ansible -m file -a 'path=X
 /// state=absent'`: the paths deleted, read as `rm -rf` of them.
-fn removed(p: &Program, origin: &str, words: &[Field], r: &catalog::Reading, u: &mut Unwrapped) {
+fn removed(p: &Program, origin: &str, words: &[Field], r: &catalog::Reading<'_>, u: &mut Unwrapped) {
     for rm in p.removes {
-        let Some((_, value)) = r.given.iter().find(|(o, _)| o == rm.option) else { continue };
+        let Some((_, value)) = r.given.iter().find(|(o, _)| o.as_str() == rm.option) else { continue };
         if r.given.iter().any(|(o, _)| rm.unless_given.contains(&o.as_str())) {
             continue;
         }
-        let value = value.as_deref().unwrap_or("");
+        let value = value.unwrap_or("");
         if !value.contains(rm.value_has) {
             continue;
         }

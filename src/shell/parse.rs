@@ -43,6 +43,10 @@ pub struct Parser<'a> {
     pub(super) commands: usize,
     /// Where the last complete line of the top-level list ends (char offset).
     complete: usize,
+    /// Emptied strings (`Spare`) that words' literal text is written into, and emptied
+    /// vectors for simple commands' words.
+    pub(super) spare: Vec<String>,
+    pub(super) spare_words: Vec<Vec<Word>>,
 }
 
 /// What ends a list besides end of input.
@@ -64,11 +68,21 @@ pub fn parse(text: &str) -> PResult<Script> {
 /// Parses a whole script in `dialect` (bash or dash); also says whether the text holds a
 /// construct the other dialect reads differently.
 pub fn parse_in(text: &str, dialect: Dialect) -> PResult<(Script, bool)> {
+    parse_reusing(text, dialect, &mut super::Spare::default())
+}
+
+/// `parse_in`, writing the words into the emptied strings and vectors of `spare` while it
+/// has some.
+pub fn parse_reusing(text: &str, dialect: Dialect, spare: &mut super::Spare) -> PResult<(Script, bool)> {
     let mut p = Parser::new(text, dialect);
+    p.spare = std::mem::take(&mut spare.texts);
+    p.spare_words = std::mem::take(&mut spare.words);
     let parsed = p.list(Stop::default()).and_then(|script| {
         p.blanks();
         if let Some(c) = p.peek() { p.err(format!("unexpected {c:?}")) } else { Ok(script) }
     });
+    spare.texts = std::mem::take(&mut p.spare);
+    spare.words = std::mem::take(&mut p.spare_words);
     match parsed {
         Ok(script) => Ok((script, p.sensitive)),
         Err(e) => Err(ParseError { complete: p.complete, ..e }),
@@ -121,6 +135,8 @@ impl<'a> Parser<'a> {
             sensitive: false,
             commands: 0,
             complete: 0,
+            spare: Vec::new(),
+            spare_words: Vec::new(),
         }
     }
 

@@ -27,7 +27,9 @@ impl Analyzer {
         if self.possible.is_some() {
             self.out.possible_lines.push(self.out.lines.len());
         }
-        self.out.lines.push(super::normalize(text));
+        let mut line = self.out.spare.texts.pop().unwrap_or_default();
+        line.push_str(&super::normalized(text));
+        self.out.lines.push(line);
         let (outer, outer_sensitive) = (self.dialect, std::mem::take(&mut self.sensitive));
         match dialect {
             Dialect::Both => {
@@ -88,10 +90,11 @@ impl Analyzer {
     /// One reading of script text in the current dialect. `second`: bash has read it already,
     /// and this is dash's reading.
     fn read(&mut self, text: &str, second: bool) {
-        match super::parse::parse_in(text, self.dialect) {
+        match super::parse::parse_reusing(text, self.dialect, &mut self.out.spare) {
             Ok((script, sensitive)) => {
                 self.sensitive |= sensitive;
                 self.walk_script(&script);
+                script.recycle(&mut self.out.spare);
             }
             Err(e) => {
                 // Both shells run each complete line before they parse the next: the lines

@@ -6,7 +6,7 @@
 //! subcommands (`git -C "$d" status`, `kubectl get pods -n "$ns"`).
 
 use super::analyze::Analyzer;
-use super::catalog;
+use super::catalog::{self, Program};
 use super::{Field, IssueKind, Segment, basename};
 
 /// Wrappers that build the rest of their command from their input.
@@ -15,7 +15,15 @@ const FROM_INPUT: &[&str] = &["xargs", "parallel"];
 impl Analyzer {
     /// Asks when the subcommand of the command `words` (wrappers removed; `seg` is its segment)
     /// is only known when it runs.
-    pub(super) fn check_subcommand(&mut self, words: &[Field], seg: &Segment) {
+    /// `entry`: the program's catalogue entry, when it was looked up already.
+    /// `first`: what reading its options with that entry found (`Unwrapped::first_operand`).
+    pub(super) fn check_subcommand(
+        &mut self,
+        words: &[Field],
+        seg: &Segment,
+        entry: Option<Option<&'static Program>>,
+        first: Option<(bool, Option<usize>)>,
+    ) {
         // `git "$x" --help` prints help whatever `$x` is.
         if seg.is_help() {
             return;
@@ -26,7 +34,7 @@ impl Analyzer {
             in_definition: self.in_function > 0 && self.positional_words().is_none(),
             input_of: seg.wrappers.iter().rev().find(|w| FROM_INPUT.contains(&w.as_str())).cloned(),
         };
-        if let Some(detail) = unknown_subcommand(words, &place) {
+        if let Some(detail) = unknown_subcommand(words, &place, entry, first) {
             self.issue(IssueKind::Dynamic, detail);
         }
     }
@@ -42,19 +50,33 @@ struct Place {
 
 /// What to say when a word naming the subcommand of the command `words` is only known when it
 /// runs; `None` when each is known (or the program names none).
-fn unknown_subcommand(words: &[Field], place: &Place) -> Option<String> {
+fn unknown_subcommand(
+    words: &[Field],
+    place: &Place,
+    entry: Option<Option<&'static Program>>,
+    mut first: Option<(bool, Option<usize>)>,
+) -> Option<String> {
+    // Read for the program's entry only: `first` goes with `entry`.
+    if entry.is_none() {
+        first = None;
+    }
     let program = words.first().filter(|f| !f.dynamic)?;
-    let mut name = basename(&program.text).to_string();
-    let mut entry = catalog::find(&name).filter(|p| p.subcommand_levels > 0)?;
+    let base = basename(&program.text);
+    let mut entry = entry.unwrap_or_else(|| catalog::find(base)).filter(|p| p.subcommand_levels > 0)?;
+    let mut name = String::with_capacity(32);
+    name.push_str(base);
     let mut left = entry.subcommand_levels;
     let mut i = 1;
     while left > 0 {
-        let r = entry.read(words, i);
-        if r.informs {
+        // `cargo +nightly build`: a toolchain, which rustup's proxy reads before the subcommand.
+        let (informs, at) = first.take().unwrap_or_else(|| {
+            let r = entry.read(words, i);
+            (r.informs, r.operands.iter().copied().find(|&k| !words[k].text.starts_with('+')))
+        });
+        if informs {
             return None;
         }
-        // `cargo +nightly build`: a toolchain, which rustup's proxy reads before the subcommand.
-        let Some(at) = r.operands.iter().copied().find(|&k| !words[k].text.starts_with('+')) else {
+        let Some(at) = at else {
             // `… | xargs git`: the subcommand is what the input holds.
             return place.input_of.as_ref().map(|w| {
                 format!("the subcommand of `{name}` comes from the input of {w}, only known when the command runs")
@@ -64,7 +86,8 @@ fn unknown_subcommand(words: &[Field], place: &Place) -> Option<String> {
         if let Some(why) = unknown(word, place) {
             return Some(format!("the subcommand of `{name}` {why}: `{}`", word.text));
         }
-        name = format!("{name} {}", word.text);
+        name.push(' ');
+        name.push_str(&word.text);
         left -= 1;
         i = at + 1;
         // A subcommand with subcommands of its own (`git stash drop`, `docker volume prune`).

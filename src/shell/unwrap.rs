@@ -21,6 +21,26 @@ pub struct Unwrapped {
     pub notes: Vec<String>,
     /// Set when unwrapping stopped at a limit; the command is then asked about.
     pub limit: Option<String>,
+    /// The catalogue entry of the program `words` run, when it was looked up for them.
+    pub entry: Option<Option<&'static catalog::Program>>,
+    /// What reading `words`' options with that entry from the second word found, when they
+    /// were read so: whether an option informs, and the first operand not a `+toolchain`.
+    pub first_operand: Option<(bool, Option<usize>)>,
+}
+
+/// The catalogue entries of a command's program and of its second word as a subcommand
+/// (`git rebase`): looked up once, for unwrapping and then for the options it reads.
+#[derive(Clone, Copy)]
+pub struct Entries {
+    pub main: Option<&'static catalog::Program>,
+    pub sub: Option<&'static catalog::Program>,
+}
+
+impl Entries {
+    pub fn of(prog: &str, words: &[Field]) -> Entries {
+        let sub = words.get(1).filter(|f| !f.dynamic && catalog::has_subcommand_entries(prog));
+        Entries { main: catalog::find(prog), sub: sub.and_then(|f| catalog::find_sub(prog, &f.text)) }
+    }
 }
 
 /// An option seen while skipping options: its name and value, if it took one.
@@ -87,11 +107,16 @@ pub fn skip_options(
 /// themselves (`sshpass -p`) stays in view: `shell::open` reads the command it runs as a nested
 /// one. A subcommand's own entry (`tmux if-shell`) comes first, after the program's options; it
 /// reads from the subcommand.
-fn step(prog: &str, w: &[Field]) -> Option<Step> {
-    let main = catalog::find(prog);
+fn step(prog: &str, w: &[Field], entries: Entries) -> Option<Step> {
+    let main = entries.main;
     let at = main.filter(|p| p.role == Role::Wrapper && !p.subcommands.is_empty()).map_or(1, |p| p.read(w, 1).end);
-    let sub = w.get(at).filter(|f| !f.dynamic && catalog::has_subcommand_entries(prog));
-    let sub = sub.and_then(|f| catalog::find_sub(prog, &f.text)).filter(|p| p.role == Role::Wrapper);
+    let sub = if at == 1 {
+        entries.sub
+    } else {
+        let sub = w.get(at).filter(|f| !f.dynamic && catalog::has_subcommand_entries(prog));
+        sub.and_then(|f| catalog::find_sub(prog, &f.text))
+    };
+    let sub = sub.filter(|p| p.role == Role::Wrapper);
     let (entry, w, offset) = match sub {
         Some(p) => (p, &w[at..], at),
         None => (main?, w, 0),
@@ -114,12 +139,19 @@ pub fn unwrap(mut words: Vec<Field>) -> Unwrapped {
         stdin: None,
         notes: Vec::new(),
         limit: None,
+        entry: None,
+        first_operand: None,
     };
+    // The entries of `words` as they are now, while no step has changed them.
+    let mut entries = None;
     for round in 0..=MAX_WRAPPERS {
         if words[0].dynamic {
             break;
         }
-        let next = step(basename(&words[0].text), &words);
+        let prog = basename(&words[0].text);
+        let looked_up = Entries::of(prog, &words);
+        entries = Some(looked_up);
+        let next = step(prog, &words, looked_up);
         if next.is_none() {
             break;
         }
@@ -133,11 +165,13 @@ pub fn unwrap(mut words: Vec<Field>) -> Unwrapped {
                 let removed = words.drain(..i).map(|f| f.text).collect::<Vec<_>>().join(" ");
                 u.notes.push(format!("unwrapped `{removed}`"));
                 u.wrappers.push(prog);
+                entries = None;
             }
             Some(Step::Replace(new)) => {
                 u.notes.push(format!("unwrapped `{prog}`"));
                 u.wrappers.push(prog);
                 words = new;
+                entries = None;
             }
             Some(Step::Scripts(scripts)) => {
                 for script in scripts {
@@ -148,8 +182,10 @@ pub fn unwrap(mut words: Vec<Field>) -> Unwrapped {
             _ => break,
         }
     }
-    nested::carriers(&mut words, &mut u);
-    super::open::carried(&mut words, &mut u);
+    if nested::carriers(&mut words, &mut u) {
+        entries = None;
+    }
+    super::open::carried(&mut words, &mut u, entries);
     u.words = words;
     u
 }

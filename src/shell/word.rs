@@ -5,6 +5,7 @@ use super::ast::{Arith, Assign, Param, Part, Parts, Script, Word};
 use super::parse::{PResult, ParseError, Parser};
 use super::source::Source;
 
+#[inline]
 fn is_meta(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\r' | '\n' | ';' | '&' | '|' | '<' | '>' | '(' | ')')
 }
@@ -25,22 +26,38 @@ fn push_char(parts: &mut Parts, c: char, quoted: bool) {
 
 /// Appends the literal characters `from..to` of `src`: a word's plain stretches are copied at
 /// once, not a character at a time.
-fn push_run(parts: &mut Parts, src: &Source<'_>, from: usize, to: usize, quoted: bool) {
+/// A new part's string is an emptied one from `spare` when it has one.
+fn push_run(parts: &mut Parts, src: &Source<'_>, from: usize, to: usize, quoted: bool, spare: &mut Vec<String>) {
     if let Some(Part::Lit { text, quoted: q }) = parts.last_mut()
         && *q == quoted
     {
         src.push_to(text, from, to);
         return;
     }
-    let mut text = String::with_capacity((to - from).max(16));
+    let mut text = spare.pop().unwrap_or_default();
+    text.reserve((to - from).max(16));
     src.push_to(&mut text, from, to);
     parts.push(Part::Lit { text, quoted });
 }
 
-/// Characters that end a plain run of an unquoted word (each has an arm in `Parser::word`).
+/// Characters that end a plain run of an unquoted word (each has an arm in `Parser::word`):
+/// one bit test, as the parser tests every character of a word's plain runs.
+#[inline]
 fn ends_plain(c: char) -> bool {
-    is_meta(c) || matches!(c, '\\' | '\'' | '"' | '$' | '`')
+    (c as u32) < 128 && (ENDS_PLAIN >> (c as u32)) & 1 == 1
 }
+
+/// The characters `ends_plain` holds for, as bit `c` (all ASCII).
+const ENDS_PLAIN: u128 = {
+    let chars = b" \t\r\n;&|<>()\\'\"$`";
+    let mut set = 0u128;
+    let mut i = 0;
+    while i < chars.len() {
+        set |= 1 << chars[i];
+        i += 1;
+    }
+    set
+};
 
 fn push_lit(parts: &mut Parts, s: &str, quoted: bool) {
     if let Some(Part::Lit { text, quoted: q }) = parts.last_mut()
@@ -142,7 +159,7 @@ impl Parser<'_> {
                 }
                 _ => {
                     let end = self.src.find(self.pos, ends_plain).unwrap_or(self.src.len());
-                    push_run(&mut parts, &self.src, self.pos, end, false);
+                    push_run(&mut parts, &self.src, self.pos, end, false, &mut self.spare);
                     self.pos = end;
                 }
             }
@@ -207,7 +224,7 @@ impl Parser<'_> {
                 _ => {
                     let stop = self.src.find(self.pos, |c| Some(c) == end || matches!(c, '\\' | '$' | '`'));
                     let stop = stop.unwrap_or(self.src.len());
-                    push_run(&mut parts, &self.src, self.pos, stop, true);
+                    push_run(&mut parts, &self.src, self.pos, stop, true, &mut self.spare);
                     self.pos = stop;
                 }
             }

@@ -21,7 +21,7 @@ pub enum Step {
 /// Reads a wrapper's words: its options (and its subcommand's), and where its operands begin,
 /// after skipped operands and assignments (maybe past the last word); `None` when it runs
 /// nothing (no subcommand, `--help`, `sudo -l`).
-fn operands_at(p: &Program, words: &[Field]) -> (Reading, Option<usize>) {
+fn operands_at<'a>(p: &Program, words: &'a [Field]) -> (Reading<'a>, Option<usize>) {
     let mut r = p.read(words, 1);
     let mut at = r.end;
     if !p.subcommands.is_empty() && !r.informs {
@@ -32,7 +32,7 @@ fn operands_at(p: &Program, words: &[Field]) -> (Reading, Option<usize>) {
                 r.informs |= more.informs;
                 r.scripts.extend(more.scripts);
                 r.expanded.extend(more.expanded);
-                r.given.extend(more.given);
+                r.given.extend(more.given.iter().copied());
                 r.command_at = r.command_at.or(more.command_at);
             }
             _ if p.subcommand_optional => {}
@@ -48,7 +48,7 @@ fn operands_at(p: &Program, words: &[Field]) -> (Reading, Option<usize>) {
         let more = p.read(words, at);
         at = more.end;
         r.scripts.extend(more.scripts);
-        r.given.extend(more.given);
+        r.given.extend(more.given.iter().copied());
     }
     if p.assignments {
         at = skip_assignments(words, at);
@@ -58,7 +58,7 @@ fn operands_at(p: &Program, words: &[Field]) -> (Reading, Option<usize>) {
 
 /// Reads a wrapper's words: its options (and its subcommand's), and where the command it runs
 /// begins; `None` when it runs none as a command (no subcommand, `--help`, a script option).
-pub fn read_wrapper(p: &Program, words: &[Field]) -> (Reading, Option<usize>) {
+pub fn read_wrapper<'a>(p: &Program, words: &'a [Field]) -> (Reading<'a>, Option<usize>) {
     let (r, at) = operands_at(p, words);
     let run = at.filter(|&at| r.scripts.is_empty() && r.command_at.is_none() && at < words.len());
     (r, run)

@@ -23,7 +23,7 @@ impl Analyzer {
                 let (i, opts) = (r.end, r.given);
                 let value = |names: &[&str]| opts.iter().rev().find(|(n, _)| names.contains(&n.as_str()));
                 let replace = match value(&["-I", "-i", "--replace"]) {
-                    Some((_, Some(r))) => Some(r.clone()),
+                    Some((_, Some(r))) => Some(r.to_string()),
                     Some((_, None)) => Some("{}".to_string()),
                     None => None,
                 };
