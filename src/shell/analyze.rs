@@ -571,7 +571,7 @@ impl Analyzer {
         let mut words = std::mem::take(&mut seg.words);
         // Whether some word was changed by normalizing (one test of each word's bytes).
         let mut normalized = false;
-        super::overwrite(&mut words, u.words.len(), |i, w| {
+        super::spare::overwrite(&mut words, u.words.len(), |i, w| {
             let text = super::normalized(&u.words[i].text);
             normalized |= matches!(text, Cow::Owned(_));
             w.push_str(&text);
@@ -623,7 +623,7 @@ impl Analyzer {
         // earlier command's segment held.
         let Segment { text: _, words: _, redirects, wrappers, origin, notes: _, is_static, stdin_text, possible, cwd } =
             &mut seg;
-        super::overwrite(redirects, redirs.len(), |i, text| {
+        super::spare::overwrite(redirects, redirs.len(), |i, text| {
             text.push_str(&redirs[i].op);
             text.push(' ');
             text.push_str(&super::normalized(&redirs[i].target.text));

@@ -15,13 +15,13 @@ impl Script {
                 for part in simple.words.iter_mut().flat_map(|w| w.0.iter_mut()) {
                     if let Part::Lit { text, .. } = part
                         && text.capacity() > 0
-                        && spare.texts.len() < super::MAX_SPARE_TEXTS
+                        && spare.texts.len() < super::spare::MAX_SPARE_TEXTS
                     {
                         text.clear();
                         spare.texts.push(std::mem::take(text));
                     }
                 }
-                if spare.words.len() < super::MAX_SPARE_LISTS {
+                if spare.words.len() < super::spare::MAX_SPARE_LISTS {
                     let mut words = std::mem::take(&mut simple.words);
                     words.clear();
                     spare.words.push(words);

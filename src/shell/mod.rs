@@ -38,6 +38,7 @@ mod reading;
 mod redirect;
 mod sed;
 mod source;
+mod spare;
 mod subcommand;
 mod tempdir;
 mod unwrap;
@@ -53,6 +54,7 @@ mod tests;
 pub use dialect::Dialect;
 pub use normalize::normalize;
 use normalize::normalized;
+pub use spare::Spare;
 
 /// Longest command text analysed; longer input is asked about, never passed.
 pub const MAX_INPUT_BYTES: usize = 64 * 1024;
@@ -171,68 +173,13 @@ pub struct Analysis {
     pub spare: Spare,
 }
 
-/// What a batch keeps of the commands it analysed, for the room of their buffers: a new
-/// segment or word is written into one of these instead of allocating its strings again.
-#[derive(Default)]
-pub struct Spare {
-    segments: Vec<Segment>,
-    /// Emptied strings, from the expanded words of simple commands, the lines read and the
-    /// literal words parsed.
-    texts: Vec<String>,
-    /// Emptied vectors of a simple command's expanded words, and of its parsed words.
-    fields: Vec<Vec<Field>>,
-    words: Vec<Vec<ast::Word>>,
-    /// The analyzer, reset.
-    analyzer: Option<Box<analyze::Analyzer>>,
-}
-
-/// A copy of an analysis needs none of the room kept for the next command.
-impl Clone for Spare {
-    fn clone(&self) -> Spare {
-        Spare::default()
-    }
-}
-
-impl std::fmt::Debug for Spare {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Spare")
-    }
-}
-
-/// Most emptied strings kept: about the words of the longest commands.
-const MAX_SPARE_TEXTS: usize = 256;
-/// Most emptied vectors of words kept, of each kind.
-const MAX_SPARE_LISTS: usize = 32;
-
-impl Spare {
-    /// Keeps the strings of `fields`, emptied, for words expanded later.
-    fn keep_texts(&mut self, mut fields: Vec<Field>) {
-        for mut f in fields.drain(..) {
-            if self.texts.len() >= MAX_SPARE_TEXTS {
-                break;
-            }
-            f.text.clear();
-            self.texts.push(f.text);
-        }
-        if self.fields.len() < MAX_SPARE_LISTS {
-            fields.clear();
-            self.fields.push(fields);
-        }
-    }
-}
-
 impl Analysis {
     /// Empties it, keeping the vectors' room for the next command.
     pub fn clear(&mut self) {
         // Every field named: a field added later fails to compile here instead of carrying one
         // command's findings into the next of a batch.
         let Analysis { lines, segments, pipelines, issues, possible_lines, possible_pipelines, spare } = self;
-        for mut line in lines.drain(..) {
-            if spare.texts.len() < MAX_SPARE_TEXTS {
-                line.clear();
-                spare.texts.push(line);
-            }
-        }
+        spare.keep_lines(lines);
         spare.segments.append(segments);
         pipelines.clear();
         issues.clear();
@@ -279,19 +226,6 @@ pub fn analyze_argv(argv: &[String]) -> Analysis {
     let mut a = analyze::Analyzer::default();
     a.top_argv(argv);
     a.finish()
-}
-
-/// Makes `buf` hold `n` strings, the `i`th written by `write(i, …)` into a string of `buf`
-/// emptied for it: the strings' room is reused.
-fn overwrite(buf: &mut Vec<String>, n: usize, mut write: impl FnMut(usize, &mut String)) {
-    buf.truncate(n);
-    for i in 0..n {
-        if i == buf.len() {
-            buf.push(String::new());
-        }
-        buf[i].clear();
-        write(i, &mut buf[i]);
-    }
 }
 
 /// Quotes a word for canonical text: plain words stay as they are.
