@@ -125,6 +125,9 @@ pub fn mask(len: usize) -> u64 {
 
 /// The 8 bytes of `rest` from its start as a little-endian word, zeros past its end.
 pub fn word(rest: &[u8]) -> u64 {
+    if let Some(head) = rest.first_chunk::<8>() {
+        return u64::from_le_bytes(*head);
+    }
     let mut w = [0u8; 8];
     let n = rest.len().min(8);
     w[..n].copy_from_slice(&rest[..n]);
