@@ -145,16 +145,22 @@ pub fn build<'a>(rules: impl Iterator<Item = RuleLiterals<'a>>) -> Index {
     let mut always = Vec::new();
     let mut sides = vec![ANY_SIDES];
     let mut side_ids = std::collections::HashMap::from([(ANY_SIDES, 0usize)]);
+    let mut last: Option<(Sides, usize)> = None;
     for (i, rule) in rules.enumerate() {
         let Some(lits) = rule.literals else {
             always.push((i as u32, rule.target));
             continue;
         };
         for (l, s) in lits {
-            let at = *side_ids.entry(s).or_insert_with(|| {
-                sides.push(s);
-                sides.len() - 1
-            });
+            // Rules written alike have alike sides: the last entry's are checked before hashing.
+            let at = match last {
+                Some((prev, at)) if prev == s => at,
+                _ => *side_ids.entry(s).or_insert_with(|| {
+                    sides.push(s);
+                    sides.len() - 1
+                }),
+            };
+            last = Some((s, at));
             // Literals are at least two bytes long (literals.rs).
             let entry = Entry {
                 sides: u16::try_from(at).unwrap_or(0),
