@@ -248,14 +248,7 @@ fn emit_pack(
         if let Some((true, lits)) = &pre {
             programs.extend(lits.iter().filter_map(|l| catalogue::program_word(l)));
         }
-        // Conjunct literals are literal nodes: their sides are the nodes'.
-        let conjunct_sets: Vec<Vec<(Vec<u8>, literals::Sides)>> = literals::conjuncts_after_of(pre.as_ref(), &hir)
-            .into_iter()
-            .map(|set| {
-                let sides = literals::sides_of(&hir, &set);
-                set.into_iter().zip(sides).collect()
-            })
-            .collect();
+        let conjunct_sets = literals::conjuncts_with_sides(pre.as_ref(), &hir);
         let lits_sides = with_sides.map(|(_, lits, sides)| lits.into_iter().zip(sides).collect::<Vec<_>>());
         let (anchored, lits) = match (&pre, &lits_sides) {
             (Some((anchored, _)), Some(l)) => (*anchored, format!("Some({})", t.literals(l))),

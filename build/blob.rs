@@ -229,15 +229,7 @@ fn build(hir: &Hir, splits: usize, limit: usize) -> Result<Built, String> {
         // A chain that an alternative split further down did not gate is gated by this one.
         let pre = super::literals::prefilter_with_sides(part);
         let plain = pre.as_ref().map(|(anchored, lits, _)| (*anchored, lits.clone()));
-        // Conjunct literals are literal nodes: their sides are the nodes'.
-        let mut sets: Vec<Vec<(Vec<u8>, super::literals::Sides)>> =
-            super::literals::conjuncts_after_of(plain.as_ref(), part)
-                .into_iter()
-                .map(|set| {
-                    let sides = super::literals::sides_of(part, &set);
-                    set.into_iter().zip(sides).collect()
-                })
-                .collect();
+        let mut sets = super::literals::conjuncts_with_sides(plain.as_ref(), part);
         sets.extend(pre.map(|(_, lits, sides)| lits.into_iter().zip(sides).collect()));
         for (_, gap, gate) in &mut built {
             if matches!(gap, Gap::Start) && gate.is_empty() {

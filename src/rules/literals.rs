@@ -62,6 +62,7 @@ const MAX_CONJUNCTS: usize = 8;
 /// Literal sets that every match satisfies all at once: each set is one a match contains at least
 /// one literal of (`^docker\s+(.*\s)?system\s+prune` needs `docker`, `system` and `prune`). Checked
 /// before a candidate's regex runs, so near misses cost a few byte searches instead of a regex.
+#[cfg(test)]
 pub fn conjuncts(pattern: &str) -> Vec<Vec<Vec<u8>>> {
     check_syntax(pattern).map(|hir| conjuncts_of(&hir)).unwrap_or_default()
 }
@@ -89,6 +90,7 @@ pub fn conjuncts_of(hir: &Hir) -> Vec<Vec<Vec<u8>>> {
 
 /// The conjunct sets worth checking once the prefilter has chosen the rule: a set is dropped when
 /// every prefilter literal contains one of its literals, since the text then holds it already.
+#[cfg(test)]
 pub fn conjuncts_after(prefilter: Option<&(bool, Vec<Vec<u8>>)>, pattern: &str) -> Vec<Vec<Vec<u8>>> {
     check_syntax(pattern).map(|hir| conjuncts_after_of(prefilter, &hir)).unwrap_or_default()
 }
@@ -103,9 +105,22 @@ pub fn conjuncts_after_of(prefilter: Option<&(bool, Vec<Vec<u8>>)>, hir: &Hir) -
     sets
 }
 
+/// `conjuncts_after_of`, each literal with its sides (conjunct literals are literal nodes of the
+/// pattern: `sides_of` applies).
+pub fn conjuncts_with_sides(prefilter: Option<&(bool, Vec<Vec<u8>>)>, hir: &Hir) -> Vec<Vec<(Vec<u8>, Sides)>> {
+    conjuncts_after_of(prefilter, hir)
+        .into_iter()
+        .map(|set| {
+            let sides = sides_of(hir, &set);
+            set.into_iter().zip(sides).collect()
+        })
+        .collect()
+}
+
 /// Prefilter literals of a pattern and whether they are anchored: for a pattern that matches only
 /// at the start of the text (`^rm\s`), literals one of which the text must start with; else
 /// literals one of which it must contain. `None` when no useful finite set exists.
+#[cfg(test)]
 pub fn prefilter(pattern: &str) -> Option<(bool, Vec<Vec<u8>>)> {
     prefilter_of(&check_syntax(pattern).ok()?)
 }
@@ -128,6 +143,7 @@ pub fn prefilter_of(hir: &Hir) -> Option<(bool, Vec<Vec<u8>>)> {
 
 /// The literals one of which every match contains, or `None` when no useful finite set exists
 /// (the rule is then checked against every text).
+#[cfg(test)]
 pub fn required_literals(pattern: &str) -> Option<Vec<Vec<u8>>> {
     required_literals_of(&check_syntax(pattern).ok()?)
 }
@@ -344,7 +360,7 @@ impl SideWalk {
 /// union over every node of the same bytes); `ANY_SIDES` for one that is not such a node. Only
 /// sound for literals every match holds as a node: `required`'s, a conjunct set's
 /// (`conjuncts_of`), and `^` followed by literal nodes (`anchored_nodes`).
-pub fn sides_of(hir: &Hir, literals: &[Vec<u8>]) -> Vec<Sides> {
+fn sides_of(hir: &Hir, literals: &[Vec<u8>]) -> Vec<Sides> {
     let mut walk = SideWalk { steps: 0 };
     let mut nodes = Vec::new();
     walk.visit(hir, Side::ANY, Side::ANY, &mut nodes);
@@ -494,15 +510,21 @@ mod side_tests {
     fn admitted(pattern: &str, text: &[u8]) -> bool {
         let hir = check_syntax(pattern).unwrap();
         let Some((anchored, lits, sides)) = prefilter_with_sides(&hir) else { return true };
-        let has = |set: &[u64; 4], b: u8| set[usize::from(b >> 6)] & (1 << (b & 63)) != 0;
-        let ok = |at: usize, len: usize, s: &Sides| {
-            (if at == 0 { s.1 } else { has(&s.0, text[at - 1]) })
-                && (if at + len == text.len() { s.3 } else { has(&s.2, text[at + len]) })
-        };
         lits.iter().zip(&sides).any(|(l, s)| {
             let starts = if anchored { 0..1 } else { 0..text.len() + 1 };
-            starts.into_iter().any(|at| text[at..].starts_with(l) && ok(at, l.len(), s))
+            starts.into_iter().any(|at| text[at..].starts_with(l) && admits(s, text, at, l.len()))
         })
+    }
+
+    /// The prefilter's own test of an occurrence's neighbours.
+    fn admits(s: &Sides, text: &[u8], at: usize, len: usize) -> bool {
+        crate::rules::prefilter::index::admits(s, text, at, len)
+    }
+
+    #[test]
+    fn the_prefilter_and_the_extraction_agree_on_anything() {
+        // Two spellings of one constant (build.rs includes the two files side by side).
+        assert_eq!(ANY_SIDES, crate::rules::prefilter::index::ANY_SIDES);
     }
 
     #[test]
