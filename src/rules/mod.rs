@@ -218,13 +218,8 @@ impl<'a> Haystack<'a> {
 /// Whether `needle` occurs in `haystack` with what `sides` admits around it.
 #[inline(never)]
 fn search_sided(haystack: &[u8], needle: &[u8], sides: &literals::Sides) -> bool {
-    let Some((&last, _)) = needle.split_last() else { return true };
-    let n = needle.len();
-    memchr::memchr_iter(last, haystack).any(|end| {
-        end + 1 >= n
-            && &haystack[end + 1 - n..=end] == needle
-            && prefilter::index::admits(sides, haystack, end + 1 - n, n)
-    })
+    needle.is_empty()
+        || starts_of(haystack, needle).any(|at| prefilter::index::admits(sides, haystack, at, needle.len()))
 }
 
 #[inline(never)]
@@ -236,15 +231,23 @@ fn search(haystack: &[u8], needle: &[u8]) -> bool {
 /// path costs a multiply per byte; finding the needle's last byte with SIMD `memchr` and comparing
 /// there is several times faster (the last byte of a literal is rarely a space or a dash).
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    let Some((&last, _)) = needle.split_last() else { return true };
-    let n = needle.len();
+    if needle.is_empty() {
+        return true;
+    }
     if haystack.len() >= 256 {
         return memchr::memmem::find(haystack, needle).is_some();
     }
-    memchr::memchr_iter(last, haystack).any(|end| end + 1 >= n && &haystack[end + 1 - n..=end] == needle)
+    starts_of(haystack, needle).next().is_some()
 }
 
-/// An `[[allow]]` entry: lets a segment (or pipeline, or line) through that would otherwise ask.
+/// Where a non-empty `needle` starts in `haystack`, found at each occurrence of its last byte.
+fn starts_of<'h>(haystack: &'h [u8], needle: &'h [u8]) -> impl Iterator<Item = usize> + 'h {
+    let n = needle.len();
+    memchr::memchr_iter(needle[n - 1], haystack)
+        .filter(move |&end| end + 1 >= n && &haystack[end + 1 - n..=end] == needle)
+        .map(move |end| end + 1 - n)
+}
+
 #[cfg(test)]
 mod tests {
     use super::contains;
@@ -274,6 +277,7 @@ mod tests {
     }
 }
 
+/// An `[[allow]]` entry: lets a segment (or pipeline, or line) through that would otherwise ask.
 #[derive(Debug)]
 pub struct Allow {
     pub command: Option<String>,
