@@ -163,6 +163,7 @@ pub fn build<'a>(rules: impl Iterator<Item = RuleLiterals<'a>>) -> Index {
             last = Some((s, at));
             // Literals are at least two bytes long (literals.rs).
             let entry = Entry {
+                // Past the sides an entry can name, it admits anything (entry 0).
                 sides: u16::try_from(at).unwrap_or(0),
                 key: key(l[0], l[1]),
                 target: rule.target,
@@ -181,11 +182,6 @@ pub fn build<'a>(rules: impl Iterator<Item = RuleLiterals<'a>>) -> Index {
         let (word, bit) = (usize::from(e.key >> 6), 1 << (e.key & 63));
         keys[word] |= bit;
         if e.target == 0 { keys_segment[word] |= bit } else { keys_other[word] |= bit }
-    }
-    if sides.len() > usize::from(u16::MAX) {
-        // More distinct sides than an entry can name: every entry admits anything.
-        floating.iter_mut().chain(anchored.iter_mut()).for_each(|e: &mut Entry| e.sides = 0);
-        sides.truncate(1);
     }
     Index { keys, keys_segment, keys_other, floating: table(floating), anchored: table(anchored), arena, always, sides }
 }
