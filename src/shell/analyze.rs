@@ -25,6 +25,11 @@ pub struct Analyzer {
     /// Set while expanding when a word takes text decoded at run time (`$(… | base64 -d)`, or a
     /// variable assigned such text); read and cleared by the command that owns the words.
     pub(super) decoded: bool,
+    /// Set while expanding when an unquoted expansion's value is not known: it may split into
+    /// several words (`kubectl $x --help` may run `kubectl delete ns prod -- --help`). A simple
+    /// command's words are expanded with it cleared, and it holds theirs while that command is
+    /// judged; commands walked meanwhile (`$(…)`) put back what they found.
+    pub(super) split_unknown: bool,
     /// Variables assigned decoded text earlier in this command.
     pub(super) decoded_vars: std::collections::HashSet<String>,
     /// Variables declared integer (`declare -i`): bash evaluates what is assigned to them.
@@ -122,6 +127,7 @@ impl Analyzer {
             origin,
             stdin,
             decoded,
+            split_unknown,
             decoded_vars,
             integers,
             dialect,
@@ -150,6 +156,7 @@ impl Analyzer {
         origin.clear();
         *stdin = None;
         *decoded = false;
+        *split_unknown = false;
         *decoded_vars = Default::default();
         *integers = Default::default();
         *dialect = Dialect::default();
@@ -453,7 +460,9 @@ impl Analyzer {
             })
             .collect();
         let issues_before = self.out.issues.len();
+        let outer = std::mem::take(&mut self.split_unknown);
         let mut fields: Vec<Field> = self.expand_words(&cmd.words);
+        let splits = std::mem::replace(&mut self.split_unknown, outer);
         if super::help::is_question_help(&fields) {
             // `pg_dump -?`: the pattern could only match a file named like an option, and the
             // command asks for help whichever it is.
@@ -514,7 +523,9 @@ impl Analyzer {
         self.builtin_assigns(&fields);
         self.positional_changed(&fields);
         let called = self.functions.contains_key(&fields[0].text).then(|| fields.clone());
+        let outer = std::mem::replace(&mut self.split_unknown, splits);
         let text = self.simple_command(fields, redirs, piped, shown);
+        self.split_unknown = outer;
         if let Some(fields) = called {
             self.call_function(&fields);
         }
@@ -535,6 +546,7 @@ impl Analyzer {
             self.exhaust(format!("the command holds more than {MAX_SEGMENTS} simple commands"));
             return None;
         }
+        let splits = self.split_unknown;
         let mut fields = fields;
         let built = matches!(super::basename(&fields[0].text), "xargs" | "parallel")
             && !fields[0].dynamic
@@ -661,7 +673,7 @@ impl Analyzer {
             // They change the directory too, or may (a sourced file or evaluated text can `cd`).
             self.changed_directory(&[]);
         }
-        self.check_subcommand(&u.words, &seg, u.entry, u.first_operand);
+        self.check_subcommand(&u.words, &seg, u.entry, u.first_operand, splits);
         self.out.segments.push(seg);
         let index = self.out.segments.len() - 1;
         if let Some((file, text)) = self.written_file(index) {

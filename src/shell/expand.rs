@@ -261,6 +261,7 @@ impl Analyzer {
                                 Some(r) => format!("${{{r}}}"),
                                 None => format!("${name}"),
                             };
+                            self.split_unknown |= !*quoted;
                             b.push_text(&shown, true);
                         }
                     }
@@ -272,6 +273,7 @@ impl Analyzer {
                     }
                     (None, shown, decodes) => {
                         self.decoded |= decodes;
+                        self.split_unknown |= !*quoted;
                         b.push_text(&format!("$({shown})"), true);
                     }
                 },
@@ -316,7 +318,10 @@ impl Analyzer {
             );
         }
         // The strings not written into go back (a word walked meanwhile may have kept more).
-        b.spare.push(std::mem::take(&mut b.cur.text));
+        let mut rest = std::mem::take(&mut b.cur.text);
+        // Whatever is taken from the pool is appended to: it must go back empty.
+        rest.clear();
+        b.spare.push(rest);
         b.spare.append(&mut self.out.spare.texts);
         self.out.spare.texts = std::mem::take(&mut b.spare);
         *out = b.fields;

@@ -17,15 +17,18 @@ impl Analyzer {
     /// is only known when it runs.
     /// `entry`: the program's catalogue entry, when it was looked up already.
     /// `first`: what reading its options with that entry found (`Unwrapped::first_operand`).
+    /// `splits`: an unquoted expansion in the words had a value not known (`split_unknown`).
     pub(super) fn check_subcommand(
         &mut self,
         words: &[Field],
         seg: &Segment,
         entry: Option<Option<&'static Program>>,
         first: Option<(bool, Option<usize>)>,
+        splits: bool,
     ) {
-        // `git "$x" --help` prints help whatever `$x` is.
-        if seg.is_help() {
+        // `git "$x" --help` prints help whatever `$x` is; an unquoted `$x` may split into a
+        // subcommand and `--`, after which `--help` is an operand.
+        if !splits && seg.is_help() {
             return;
         }
         let place = Place {
