@@ -522,7 +522,11 @@ impl Analyzer {
         self.track_declarations(&fields);
         self.builtin_assigns(&fields);
         self.positional_changed(&fields);
-        let called = self.functions.contains_key(&fields[0].text).then(|| fields.clone());
+        // bash's `time` is a keyword that times the command after it, a function too (`time g`);
+        // dash's is the program, which runs no function.
+        let timed = if self.dialect == Dialect::Dash { 0 } else { time_words(&fields) };
+        let called =
+            fields.get(timed).filter(|f| self.functions.contains_key(&f.text)).map(|_| fields[timed..].to_vec());
         let outer = std::mem::replace(&mut self.split_unknown, splits);
         let text = self.simple_command(fields, redirs, piped, shown);
         self.split_unknown = outer;
@@ -773,4 +777,12 @@ fn is_known_program(text: &str) -> bool {
     let plain_var =
         dir.starts_with('$') && !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     plain_var && !base.is_empty() && !base.ends_with('/') && !base.contains(['$', '`', '(', ')', '{', '}'])
+}
+
+/// How many words `time` and its options take before the command it times: 0 without `time`.
+fn time_words(fields: &[Field]) -> usize {
+    if fields.first().is_none_or(|f| f.dynamic || f.text != "time") {
+        return 0;
+    }
+    1 + fields[1..].iter().take_while(|f| !f.dynamic && matches!(f.text.as_str(), "-p" | "--")).count()
 }

@@ -18,7 +18,15 @@ impl Analyzer {
     /// A function calling itself is walked once.
     pub(super) fn call_function(&mut self, fields: &[Field]) {
         let Some(name) = fields.first().filter(|f| !f.dynamic) else { return };
-        if self.calling.contains(&name.text) {
+        // A function calling itself is followed one level down (`g() { rm "$@"; g -rf ~; }; g x`
+        // runs `rm -rf ~` there); deeper, a call with other words than the one it is in asks.
+        let depth = self.calling.iter().filter(|n| **n == name.text).count();
+        if depth >= 2 {
+            if self.positional.as_deref() != Some(&fields[1..]) {
+                let detail =
+                    format!("`{}` calls itself with other words; its deeper calls are not followed", name.text);
+                self.issue(super::IssueKind::Dynamic, detail);
+            }
             return;
         }
         let Some(bodies) = self.functions.get(&name.text).cloned() else { return };
