@@ -26,29 +26,27 @@ impl Analyzer {
         first: Option<(bool, Option<usize>)>,
         splits: bool,
     ) {
-        // `git "$x" --help` prints help whatever `$x` is; an unquoted `$x` may split into a
-        // subcommand and `--`, after which `--help` is an operand.
-        if !splits && seg.is_help() {
-            return;
-        }
         let place = Place {
             // A function's body walked where it is defined: its calls are walked again with the
             // words they pass (`g() { git "$@"; }; g status`), so `$@` asks only there.
             in_definition: self.in_function > 0 && self.positional_words().is_none(),
-            input_of: seg.wrappers.iter().rev().find(|w| FROM_INPUT.contains(&w.as_str())).cloned(),
+            input_of: seg.wrappers.iter().rev().map(String::as_str).find(|w| FROM_INPUT.contains(w)),
         };
-        if let Some(detail) = unknown_subcommand(words, &place, entry, first) {
+        let Some(detail) = unknown_subcommand(words, &place, entry, first) else { return };
+        // `git "$x" --help` prints help whatever `$x` is; an unquoted `$x` may split into a
+        // subcommand and `--`, after which `--help` is an operand.
+        if splits || !seg.is_help() {
             self.issue(IssueKind::Dynamic, detail);
         }
     }
 }
 
 /// Where a command's words came from, which decides what an unknown word in them means.
-struct Place {
+struct Place<'a> {
     /// Walking a function's body where it is defined, its arguments not known.
     in_definition: bool,
     /// The wrapper (`xargs`) that appends its input to the command, if one does.
-    input_of: Option<String>,
+    input_of: Option<&'a str>,
 }
 
 /// What to say when a word naming the subcommand of the command `words` is only known when it
