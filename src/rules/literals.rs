@@ -32,11 +32,22 @@ const MIN_LITERAL: usize = 2;
 /// Most alternatives a required set may hold.
 const MAX_ALTERNATIVES: usize = 64;
 
+/// Single bytes that stand for shell syntax few routine commands hold (a substitution, a glob,
+/// a redirection): a set that needs one (`(\$\(|`)`) rejects texts without, where a set of
+/// letters or dashes would not. They are tested (a byte search) as conjuncts and gates, never
+/// indexed by the prefilter, whose keys are two bytes.
+const RARE_BYTES: &[u8] = b"`*<>$(){}[]!\\&;|#?~%^";
+
+/// Whether a literal node is worth requiring: two bytes or more, or one rare byte.
+fn worth_requiring(lit: &[u8]) -> bool {
+    lit.len() >= MIN_LITERAL || (lit.len() == 1 && RARE_BYTES.contains(&lit[0]))
+}
+
 /// Literals one of which every match of `hir` contains, found anywhere in the pattern (not only at
 /// its start or end): `(^|\s)>\s+/dev/sd[a-z]` requires `/dev/sd`.
 fn required(hir: &Hir) -> Option<Vec<Vec<u8>>> {
     match hir.kind() {
-        HirKind::Literal(lit) => (lit.0.len() >= MIN_LITERAL).then(|| vec![lit.0.to_vec()]),
+        HirKind::Literal(lit) => worth_requiring(&lit.0).then(|| vec![lit.0.to_vec()]),
         HirKind::Capture(c) => required(&c.sub),
         HirKind::Repetition(r) if r.min >= 1 => required(&r.sub),
         HirKind::Concat(subs) => {
@@ -69,23 +80,123 @@ pub fn conjuncts(pattern: &str) -> Vec<Vec<Vec<u8>>> {
 
 /// `conjuncts` of a parsed pattern.
 pub fn conjuncts_of(hir: &Hir) -> Vec<Vec<Vec<u8>>> {
-    fn walk(hir: &Hir, out: &mut Vec<Vec<Vec<u8>>>) {
+    conjunct_sets(hir).into_iter().map(|(set, _)| set).collect()
+}
+
+/// `conjuncts_of`, each set with whether a run of classes spelled it (`runs`): its literals are
+/// no literal nodes, and admit any neighbours.
+fn conjunct_sets(hir: &Hir) -> Vec<(Vec<Vec<u8>>, bool)> {
+    let mut out = sets_of(hir);
+    out.iter_mut().for_each(|(set, _)| {
+        set.sort();
+        set.dedup();
+    });
+    out.dedup();
+    // Longest literals first: they reject most.
+    out.sort_by_key(|(set, _)| std::cmp::Reverse(set.iter().map(Vec::len).min().unwrap_or(0)));
+    out.truncate(MAX_CONJUNCTS);
+    out
+}
+
+/// Every literal set a match of `hir` holds a literal of (`conjunct_sets`, unsorted).
+fn sets_of(hir: &Hir) -> Vec<(Vec<Vec<u8>>, bool)> {
+    match hir.kind() {
+        HirKind::Literal(lit) if worth_requiring(&lit.0) => vec![(vec![lit.0.to_vec()], false)],
+        HirKind::Capture(c) => sets_of(&c.sub),
+        HirKind::Repetition(r) if r.min >= 1 => sets_of(&r.sub),
+        HirKind::Concat(subs) => {
+            let mut out: Vec<_> = subs.iter().flat_map(sets_of).collect();
+            out.extend(runs(subs).into_iter().map(|set| (set, true)));
+            out
+        }
+        HirKind::Alternation(subs) => {
+            let mut out: Vec<_> = required(hir).map(|set| (set, false)).into_iter().collect();
+            // A set every branch needs (`(a(\$\(|`)x|b(\$\(|`)y)` needs `$(` or a backtick).
+            let mut branches = subs.iter().map(|s| {
+                let mut sets = sets_of(s);
+                sets.iter_mut().for_each(|(set, _)| set.sort());
+                sets
+            });
+            let mut common = branches.next().unwrap_or_default();
+            for sets in branches {
+                if common.is_empty() {
+                    break;
+                }
+                common.retain_mut(|(set, spelled)| match sets.iter().find(|(other, _)| other == set) {
+                    Some((_, other)) => {
+                        *spelled |= other;
+                        true
+                    }
+                    None => false,
+                });
+            }
+            out.extend(common);
+            out
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Most bytes a class may match to stand in a run (`(?i:u)` is `[Uu]`).
+const RUN_CLASS: usize = 2;
+
+/// Literal sets spelled by runs of a concatenation's parts that each match one of a few
+/// strings, where at least one part is a class: `(?i:update)` is six classes of two bytes, and
+/// every match of it spells one of 64 strings. A run with more spellings than a set may hold
+/// gives its longest stretch within the limit.
+fn runs(subs: &[Hir]) -> Vec<Vec<Vec<u8>>> {
+    // Per part: the bytes each of its positions may be (one position per byte of a literal).
+    fn positions(hir: &Hir) -> Option<Vec<Vec<u8>>> {
         match hir.kind() {
-            HirKind::Literal(lit) if lit.0.len() >= MIN_LITERAL => out.push(vec![lit.0.to_vec()]),
-            HirKind::Capture(c) => walk(&c.sub, out),
-            HirKind::Repetition(r) if r.min >= 1 => walk(&r.sub, out),
-            HirKind::Concat(subs) => subs.iter().for_each(|s| walk(s, out)),
-            HirKind::Alternation(_) => out.extend(required(hir)),
-            _ => {}
+            HirKind::Literal(lit) => Some(lit.0.iter().map(|&b| vec![b]).collect()),
+            HirKind::Class(regex_syntax::hir::Class::Bytes(c)) => {
+                let bytes: Vec<u8> = c.iter().flat_map(|r| r.start()..=r.end()).take(RUN_CLASS + 1).collect();
+                (bytes.len() <= RUN_CLASS).then(|| vec![bytes])
+            }
+            HirKind::Capture(c) => positions(&c.sub),
+            _ => None,
         }
     }
     let mut out = Vec::new();
-    walk(hir, &mut out);
-    out.iter_mut().for_each(|set| set.sort());
-    // Longest literals first: they reject most.
-    out.sort_by_key(|set| std::cmp::Reverse(set.iter().map(Vec::len).min().unwrap_or(0)));
-    out.truncate(MAX_CONJUNCTS);
+    let mut run: Vec<Vec<u8>> = Vec::new();
+    let mut flush = |run: &mut Vec<Vec<u8>>| {
+        out.extend(best_stretch(run));
+        run.clear();
+    };
+    for sub in subs {
+        match positions(sub) {
+            Some(p) => run.extend(p),
+            None => flush(&mut run),
+        }
+    }
+    flush(&mut run);
     out
+}
+
+/// The strings of the longest stretch of `run` (bytes per position) with at least one position of
+/// several bytes, at least `MIN_LITERAL` long, and at most `MAX_ALTERNATIVES` spellings.
+fn best_stretch(run: &[Vec<u8>]) -> Option<Vec<Vec<u8>>> {
+    let mut best: Option<(usize, usize)> = None;
+    let mut start = 0;
+    let mut spellings = 1usize;
+    for end in 0..run.len() {
+        spellings *= run[end].len();
+        while spellings > MAX_ALTERNATIVES {
+            spellings /= run[start].len();
+            start += 1;
+        }
+        let len = end + 1 - start;
+        let varied = run[start..=end].iter().any(|p| p.len() > 1);
+        if varied && len >= MIN_LITERAL && best.is_none_or(|(s, e)| e - s < len) {
+            best = Some((start, end + 1));
+        }
+    }
+    let (s, e) = best?;
+    let mut strings: Vec<Vec<u8>> = vec![Vec::new()];
+    for p in &run[s..e] {
+        strings = strings.iter().flat_map(|pre| p.iter().map(move |&b| [pre.as_slice(), &[b]].concat())).collect();
+    }
+    Some(strings)
 }
 
 /// The conjunct sets worth checking once the prefilter has chosen the rule: a set is dropped when
@@ -97,21 +208,26 @@ pub fn conjuncts_after(prefilter: Option<&(bool, Vec<Vec<u8>>)>, pattern: &str) 
 
 /// `conjuncts_after` of a parsed pattern.
 pub fn conjuncts_after_of(prefilter: Option<&(bool, Vec<Vec<u8>>)>, hir: &Hir) -> Vec<Vec<Vec<u8>>> {
-    let mut sets = conjuncts_of(hir);
+    conjunct_sets_after(prefilter, hir).into_iter().map(|(set, _)| set).collect()
+}
+
+/// `conjuncts_after_of`, each set with whether a run of classes spelled it.
+fn conjunct_sets_after(prefilter: Option<&(bool, Vec<Vec<u8>>)>, hir: &Hir) -> Vec<(Vec<Vec<u8>>, bool)> {
+    let mut sets = conjunct_sets(hir);
     if let Some((_, lits)) = prefilter {
         let contains = |hay: &[u8], needle: &[u8]| hay.windows(needle.len()).any(|w| w == needle);
-        sets.retain(|set| !lits.iter().all(|l| set.iter().any(|s| contains(l, s))));
+        sets.retain(|(set, _)| !lits.iter().all(|l| set.iter().any(|s| contains(l, s))));
     }
     sets
 }
 
 /// `conjuncts_after_of`, each literal with its sides (conjunct literals are literal nodes of the
-/// pattern: `sides_of` applies).
+/// pattern, where `sides_of` applies, or spelled by a run of classes, and admit anything).
 pub fn conjuncts_with_sides(prefilter: Option<&(bool, Vec<Vec<u8>>)>, hir: &Hir) -> Vec<Vec<(Vec<u8>, Sides)>> {
-    conjuncts_after_of(prefilter, hir)
+    conjunct_sets_after(prefilter, hir)
         .into_iter()
-        .map(|set| {
-            let sides = sides_of(hir, &set);
+        .map(|(set, spelled)| {
+            let sides = if spelled { vec![ANY_SIDES; set.len()] } else { sides_of(hir, &set) };
             set.into_iter().zip(sides).collect()
         })
         .collect()
@@ -149,7 +265,7 @@ pub fn required_literals(pattern: &str) -> Option<Vec<Vec<u8>>> {
 }
 
 fn required_literals_of(hir: &Hir) -> Option<Vec<Vec<u8>>> {
-    if let Some(mut lits) = required(hir) {
+    if let Some(mut lits) = required(hir).filter(|lits| lits.iter().all(|l| l.len() >= MIN_LITERAL)) {
         lits.sort();
         lits.dedup();
         return Some(lits);
@@ -199,6 +315,13 @@ impl Side {
         let mut bytes = [0; 4];
         bytes[usize::from(b >> 6)] |= 1 << (b & 63);
         Side { bytes, edge: false }
+    }
+
+    /// What both sides admit.
+    fn meet(self, o: Side) -> Side {
+        let mut bytes = self.bytes;
+        bytes.iter_mut().zip(o.bytes).for_each(|(a, b)| *a &= b);
+        Side { bytes, edge: self.edge && o.edge }
     }
 
     fn union(self, o: Side) -> Side {
@@ -317,14 +440,25 @@ impl SideWalk {
         if self.steps > SIDE_STEPS { Side::ANY } else { acc }
     }
 
-    /// Records each literal node of `hir` with its sides.
-    fn visit(&mut self, hir: &Hir, before: Side, after: Side, out: &mut Vec<(Vec<u8>, Side, Side)>) {
+    /// Records each literal node of `hir` with its sides. `looks` are the word-boundary
+    /// assertions that stand right before and right after `hir`'s match, if any: a literal that
+    /// starts or ends there narrows its side by them (`\bage` admits no `image`).
+    fn visit(&mut self, hir: &Hir, before: Side, after: Side, looks: Looks, out: &mut Vec<(Vec<u8>, Side, Side)>) {
         if !self.spend() {
             return;
         }
         match hir.kind() {
-            HirKind::Literal(lit) => out.push((lit.0.to_vec(), before, after)),
-            HirKind::Capture(c) => self.visit(&c.sub, before, after, out),
+            HirKind::Literal(lit) => {
+                let (b, a) = match (lit.0.first(), lit.0.last()) {
+                    (Some(&first), Some(&last)) => (
+                        looks.0.map_or(before, |l| before.meet(bound_before(l, first))),
+                        looks.1.map_or(after, |l| after.meet(bound_after(l, last))),
+                    ),
+                    _ => (before, after),
+                };
+                out.push((lit.0.to_vec(), b, a));
+            }
+            HirKind::Capture(c) => self.visit(&c.sub, before, after, looks, out),
             HirKind::Concat(parts) => {
                 let mut befores = Vec::with_capacity(parts.len());
                 let mut ctx = before;
@@ -332,27 +466,84 @@ impl SideWalk {
                     befores.push(ctx);
                     ctx = self.through(p, ctx, true);
                 }
+                let look = |i: Option<usize>| i.and_then(|i| parts.get(i)).and_then(word_look);
+                let last = parts.len().saturating_sub(1);
                 let mut ctx = after;
-                for (p, &b) in parts.iter().zip(&befores).rev() {
-                    self.visit(p, b, ctx, out);
+                for (i, (p, &b)) in parts.iter().zip(&befores).enumerate().rev() {
+                    let lb = if i == 0 { looks.0 } else { look(Some(i - 1)) };
+                    let la = if i == last { looks.1 } else { look(Some(i + 1)) };
+                    self.visit(p, b, ctx, (lb, la), out);
                     ctx = self.through(p, ctx, false);
                 }
             }
-            HirKind::Alternation(subs) => subs.iter().for_each(|s| self.visit(s, before, after, out)),
+            HirKind::Alternation(subs) => subs.iter().for_each(|s| self.visit(s, before, after, looks, out)),
             HirKind::Repetition(r) => {
                 if r.max == Some(0) {
                     return;
                 }
                 let repeat = r.max != Some(1);
                 let (mut b, mut a) = (before, after);
+                // A repeated match's later rounds start and end away from the assertions.
+                let mut looks = looks;
                 if repeat {
                     b = b.union(self.iterations(&r.sub, before, true, true));
                     a = a.union(self.iterations(&r.sub, after, false, true));
+                    looks = (None, None);
                 }
-                self.visit(&r.sub, b, a, out);
+                self.visit(&r.sub, b, a, looks, out);
             }
             HirKind::Empty | HirKind::Class(_) | HirKind::Look(_) => {}
         }
+    }
+}
+
+/// The word-boundary assertions right before and right after a part of a pattern.
+type Looks = (Option<Look>, Option<Look>);
+
+/// `hir` as a word-boundary assertion (over ASCII, as rules are compiled).
+fn word_look(hir: &Hir) -> Option<Look> {
+    match hir.kind() {
+        HirKind::Look(
+            l @ (Look::WordAscii
+            | Look::WordStartAscii
+            | Look::WordEndAscii
+            | Look::WordStartHalfAscii
+            | Look::WordEndHalfAscii),
+        ) => Some(*l),
+        _ => None,
+    }
+}
+
+fn is_word(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// Word bytes, or else the other bytes and the text's edge (which counts as no word byte).
+fn word_side(word: bool) -> Side {
+    let mut bytes = [0u64; 4];
+    for b in (0..=255u8).filter(|&b| is_word(b) == word) {
+        bytes[usize::from(b >> 6)] |= 1 << (b & 63);
+    }
+    Side { bytes, edge: !word }
+}
+
+/// What may stand before a literal that starts with `first` right after the assertion `look`.
+fn bound_before(look: Look, first: u8) -> Side {
+    match look {
+        Look::WordAscii => word_side(!is_word(first)),
+        Look::WordStartAscii | Look::WordStartHalfAscii => word_side(false),
+        Look::WordEndAscii => word_side(true),
+        _ => Side::ANY,
+    }
+}
+
+/// What may stand after a literal that ends with `last` right before the assertion `look`.
+fn bound_after(look: Look, last: u8) -> Side {
+    match look {
+        Look::WordAscii => word_side(!is_word(last)),
+        Look::WordEndAscii | Look::WordEndHalfAscii => word_side(false),
+        Look::WordStartAscii => word_side(true),
+        _ => Side::ANY,
     }
 }
 
@@ -363,7 +554,7 @@ impl SideWalk {
 fn sides_of(hir: &Hir, literals: &[Vec<u8>]) -> Vec<Sides> {
     let mut walk = SideWalk { steps: 0 };
     let mut nodes = Vec::new();
-    walk.visit(hir, Side::ANY, Side::ANY, &mut nodes);
+    walk.visit(hir, Side::ANY, Side::ANY, (None, None), &mut nodes);
     if walk.steps > SIDE_STEPS {
         return vec![ANY_SIDES; literals.len()];
     }
@@ -496,6 +687,36 @@ mod tests {
     }
 
     #[test]
+    fn case_insensitive_words_are_conjuncts() {
+        let sets = conjuncts(r"^psql\s.*(?i:update)\s+\S+\s+(?i:set)\s");
+        let update = sets.iter().find(|s| s.len() == 64).expect("a set for (?i:update)");
+        assert!(update.contains(&b"UpDaTe".to_vec()) && update.contains(&b"update".to_vec()));
+        assert!(sets.iter().any(|s| s.len() == 8 && s.contains(&b"SET".to_vec())), "{sets:?}");
+        // Too many spellings: the longest stretch within the limit.
+        let sets = conjuncts(r"(?i:truncate)");
+        assert!(sets.iter().all(|s| s.len() <= MAX_ALTERNATIVES && s.iter().all(|l| l.len() == 6)), "{sets:?}");
+        // A class of more than two bytes ends a run; a run without a class is a literal already.
+        assert!(conjuncts(r"a[xyz]b").is_empty());
+        assert_eq!(conjuncts(r"-[rR]\s"), vec![vec![b"-R".to_vec(), b"-r".to_vec()]]);
+    }
+
+    #[test]
+    fn rare_single_bytes_are_conjuncts_and_never_prefilter_literals() {
+        let p = r"(eval|sh)\s+(\$\(|`)\s*(base64|xxd)\s";
+        assert!(conjuncts(p).contains(&vec![b"$(".to_vec(), b"`".to_vec()]), "{:?}", conjuncts(p));
+        assert!(prefilter(r"(\$\(|`)").is_none_or(|(_, lits)| lits.iter().all(|l| l.len() >= 2)));
+        // A letter or a dash alone is no conjunct: nearly every command holds one.
+        assert!(conjuncts(r"a\s+-\s").is_empty());
+    }
+
+    #[test]
+    fn a_set_every_branch_needs_is_a_conjunct() {
+        let sets = conjuncts(r"(eval\s+|sh\s+-c\s+)(\$\(|`)curl|echo\s.*(\$\(|`)\s*curl\s.*\|\s*sh");
+        assert!(sets.contains(&vec![b"$(".to_vec(), b"`".to_vec()]), "{sets:?}");
+        assert!(sets.contains(&vec![b"curl".to_vec()]), "{sets:?}");
+    }
+
+    #[test]
     fn syntax_error_is_one_line() {
         let e = check_syntax("(unclosed").unwrap_err();
         assert!(!e.contains('\n'), "{e}");
@@ -536,6 +757,18 @@ mod side_tests {
         assert!(!admitted(p, b"rm -rf x"), "a match needs a word before the verb");
         let (_, lits, sides) = prefilter_with_sides(&check_syntax(p).unwrap()).unwrap();
         assert!(sides.iter().all(|s| !s.1), "{lits:?}: nothing may start the text");
+    }
+
+    #[test]
+    fn word_boundaries_narrow_the_sides() {
+        let p = r"[^)]*\b(gpg|age)\s+-d";
+        assert!(admitted(p, b"x age -d"));
+        assert!(admitted(p, b"age -d"));
+        assert!(!admitted(p, b"hcloud image delete"), "`age` inside a word");
+        assert!(!admitted(p, b"docker storage -d"));
+        let p = r"x\b-rm\b";
+        assert!(admitted(p, b"x-rm"));
+        assert!(!admitted(p, b"x-rmdir"));
     }
 
     #[test]
@@ -581,8 +814,16 @@ mod side_tests {
             r"(?:^|[;&|]\s*)rm(\s+\S+)*$",
             r"\$\(rm\)",
             r"(rm(\s|x)){2,3}(y|e)",
+            r"(db|rm)\s.*(?i:drop\s*table)",
+            r"(?i:del(ete)?)-[rR]m?",
+            r"(^|;)\s*(\$\(|`)\s*(rm|del)\s|x\*$",
+            r"\b(gpg|age)\s|x\b-(rm|e)\b",
+            r"\b{start}(rm|-e)\b{end}|\b{start-half}del\b{end-half}",
+            r"(\bab)+cd\b|\b(-|x)?rm",
+            r"(x(\$\(|`)rm|-e\s*(\$\(|`)\s*del|(?i:drop)\s(\$\(|`)(rm|del))",
+            r"(\s(?i:drop)|x(?i:drop)\b)",
         ];
-        let pieces: [&[u8]; 21] = [
+        let pieces: [&[u8]; 32] = [
             b"rm",
             b"del",
             b"delete",
@@ -604,6 +845,17 @@ mod side_tests {
             b"-rf",
             b"rm -rf",
             b"rmxrm ",
+            b"DROP",
+            b"Table",
+            b"-R",
+            b"`",
+            b"$(",
+            b"*",
+            b"image",
+            b" age",
+            b"-rm",
+            b"_rm",
+            b"gpg",
         ];
         let mut seed = 0x9E37_79B9_7F4A_7C15u64;
         let mut next = || {
@@ -617,7 +869,7 @@ mod side_tests {
             let mut matched = 0;
             for _ in 0..4000 {
                 let n = 1 + next() % 8;
-                let text: Vec<u8> = (0..n).flat_map(|_| pieces[(next() % 21) as usize].to_vec()).collect();
+                let text: Vec<u8> = (0..n).flat_map(|_| pieces[(next() % 32) as usize].to_vec()).collect();
                 if re.is_match(&text) {
                     matched += 1;
                     let hir = check_syntax(p).unwrap();
