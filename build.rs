@@ -8,6 +8,8 @@
 mod blob;
 #[path = "build/programs.rs"]
 mod catalogue;
+#[path = "src/rules/exempt.rs"]
+mod exempt;
 #[path = "src/rules/prefilter/index.rs"]
 #[allow(dead_code)]
 mod index;
@@ -72,6 +74,8 @@ struct Tables {
     literals: Vec<String>,
     /// Ranges of `literals`: conjunct lists.
     sets: Vec<String>,
+    /// Spans of the text: the rules' exempt first words, each rule's sorted.
+    exempt: Vec<String>,
     /// Per rule, in order: its target, whether its literals start the text, and its literals.
     prefilter: Vec<PrefilterInput>,
     /// Per entry of `literals`: its range of `bytes`.
@@ -148,6 +152,7 @@ impl Tables {
             self.sides.iter().map(|s| format!("({:?}, {}, {:?}, {})", s.0, s.1, s.2, s.3)).collect();
         out += &table("SIDE_TABLE", "Sides", &sides);
         out += &table("SETS", "Span", &self.sets);
+        out += &table("EXEMPT_WORDS", "Span", &self.exempt);
         out += &table("PIECES", "Piece", &pieces);
         out
     }
@@ -258,6 +263,15 @@ fn emit_pack(
         let sets: Vec<String> = conjunct_sets.iter().map(|set| t.literals(set)).collect();
         let conjuncts = format!("({}, {})", t.sets.len(), t.sets.len() + sets.len());
         t.sets.extend(sets);
+        let words = rule.unless.as_ref().map_or_else(Vec::new, |u| {
+            exempt::exempt_words(&literals::check_syntax(u.get_ref()).expect("checked above"))
+        });
+        let first = t.exempt.len();
+        for w in words.iter().filter_map(|w| std::str::from_utf8(w).ok()) {
+            let span = t.s(w);
+            t.exempt.push(span);
+        }
+        let exempt = format!("({first}, {})", t.exempt.len());
         let opt = |t: &mut Tables, o: &Option<toml::Spanned<String>>| t.opt(o.as_ref().map(|s| s.get_ref().as_str()));
         let fields = [
             format!("id: {}", t.s(id)),
@@ -276,6 +290,7 @@ fn emit_pack(
             format!("literals: {lits}"),
             format!("anchored: {anchored}"),
             format!("conjuncts: {conjuncts}"),
+            format!("exempt: {exempt}"),
             format!("dfas: {dfas}"),
         ];
         t.rules.push(format!("\n    BuiltinRule {{ {} }}", fields.join(", ")));

@@ -64,6 +64,8 @@ pub struct BuiltinRule {
     pub anchored: bool,
     /// Literal sets every match satisfies at once (`literals::conjuncts`): a range of `SETS`.
     pub conjuncts: Span,
+    /// First words that exempt a text (`exempt`): a range of `EXEMPT_WORDS`, sorted.
+    pub exempt: Span,
     /// The DFAs of `pattern`, `unless`, `operand` and `unless_operand`: ranges of `PIECES`.
     pub dfas: [Span; 4],
 }
@@ -87,6 +89,11 @@ pub fn rules() -> &'static [BuiltinRule] {
 /// A string of the built-in rules.
 pub fn text(span: Span) -> &'static str {
     &TEXT[range(span)]
+}
+
+/// `text`, as bytes (no character boundary to check).
+pub fn text_bytes(span: Span) -> &'static [u8] {
+    &TEXT.as_bytes()[range(span)]
 }
 
 /// A prefilter literal of the built-in rules.
@@ -121,6 +128,11 @@ pub fn set_in(set: Span, hay: &super::Haystack<'_>) -> bool {
         .iter()
         .zip(range)
         .any(|(&pairs, at)| hay.contains_sided(pairs, || literal(LITERALS[at]), || literal_sides(at)))
+}
+
+/// Exempt first words (a range of `EXEMPT_WORDS`): spans of `text`, sorted by their bytes.
+pub fn exempt_words(list: Span) -> &'static [Span] {
+    &EXEMPT_WORDS[range(list)]
 }
 
 /// A list of literal sets (a range of `SETS`): ranges for `literals`.

@@ -51,6 +51,7 @@ pub fn builtin_rules() -> Vec<Rule> {
                 anchored: b.anchored,
                 sides: LiteralSides::Builtin(b.literals.unwrap_or((0, 0))),
                 conjuncts: Conjuncts::Builtin(sets(b.conjuncts)),
+                exempt: builtin::exempt_words(b.exempt),
             }
         })
         .collect()
@@ -164,6 +165,7 @@ pub fn parse_file(file: &str, text: &str, layer: Layer) -> Result<FileItems, Con
                 .collect::<Vec<_>>()
                 .into(),
             pattern: LazyRegex::compiled(pattern),
+            exempt: &[],
             id: Cow::Owned(id),
             action: r.action,
             target: r.target,

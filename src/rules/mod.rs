@@ -7,6 +7,7 @@ pub mod builtin;
 pub mod cache;
 pub mod compile;
 mod embedded;
+mod exempt;
 pub mod hooks;
 mod lists;
 pub mod literals;
@@ -93,6 +94,9 @@ pub struct Rule {
     pub sides: LiteralSides,
     /// Literal sets every match satisfies at once, checked before the regex runs.
     pub conjuncts: Conjuncts,
+    /// First words (spans of the built-in text, sorted) that make `unless` match whatever
+    /// follows (`exempt`): the pattern need not run. Empty for rules from files.
+    pub exempt: &'static [builtin::Span],
 }
 
 impl Rule {
@@ -122,6 +126,7 @@ impl Rule {
     pub fn fires_in(&self, hay: &Haystack<'_>, segment: Option<&Segment>) -> bool {
         // Near misses are rejected by byte searches before the regex runs (or is compiled).
         if !self.conjuncts.all_in(hay)
+            || self.is_exempt(hay.text())
             || !self.pattern.get().is_match_in(hay)
             || self.unless.as_ref().is_some_and(|u| u.get().is_match_in(hay))
         {
@@ -137,6 +142,13 @@ impl Rule {
             .as_ref()
             .is_some_and(|u| !operands.is_empty() && operands.iter().all(|w| u.get().is_match(w)));
         some_operand && !all_excepted
+    }
+
+    /// Whether `text` starts with a word that makes `unless` match, whatever follows.
+    fn is_exempt(&self, text: &str) -> bool {
+        !self.exempt.is_empty()
+            && exempt::first_word(text.as_bytes())
+                .is_some_and(|w| self.exempt.binary_search_by(|&s| builtin::text_bytes(s).cmp(w)).is_ok())
     }
 
     /// Where the pattern matches `text` (for showing what a hit matched).

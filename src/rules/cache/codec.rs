@@ -107,6 +107,8 @@ fn encode_rule(w: &mut Writer, r: &Rule) {
         anchored,
         sides,
         conjuncts,
+        // Only built-in rules have exempt words.
+        exempt: _,
     } = r;
     w.str(id);
     w.byte(match action {
@@ -261,6 +263,7 @@ fn decode_rule(r: &mut Reader<'_>, origin: &dyn Fn(usize) -> Origin) -> Option<R
         anchored,
         sides: LiteralSides::Owned(sides),
         conjuncts: conjuncts.into(),
+        exempt: &[],
     })
 }
 
