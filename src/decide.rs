@@ -185,7 +185,7 @@ pub fn decide_with(policy: &Policy, analysis: &Analysis, scratch: &mut Scratch) 
                 hits.push(Hit { rule: i, unit, allowed_by: None });
             }
         }
-        if segment.is_some_and(|s| s.is_help()) {
+        if hits.len() > first && segment.is_some_and(|s| s.is_help()) {
             // `kubectl delete --help` prints text: only a deny still applies (docs/rules.md).
             let mut i = 0;
             hits.retain(|h| {
