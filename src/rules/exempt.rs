@@ -9,7 +9,9 @@
 // only looks them up.
 #![cfg_attr(not(test), allow(dead_code))]
 
-use regex_syntax::hir::{Class, Hir, HirKind, Look};
+use regex_syntax::hir::{Hir, HirKind, Look};
+
+use super::literals::class_bytes;
 
 /// Most words one branch may spell: a larger language is left to the regex.
 const MAX_WORDS: usize = 4096;
@@ -61,21 +63,6 @@ fn takes_every_space(hir: &Hir) -> bool {
             class_bytes(c).is_some_and(|bytes| (0..=255u8).filter(|&b| is_space(b)).all(|b| bytes.contains(&b)))
         }
         _ => false,
-    }
-}
-
-/// The bytes a class matches: a class of bytes, or of ASCII characters (regex-syntax writes
-/// `(m|x)` as one).
-fn class_bytes(c: &Class) -> Option<Vec<u8>> {
-    match c {
-        Class::Bytes(c) => Some(c.iter().flat_map(|r| r.start()..=r.end()).collect()),
-        Class::Unicode(c) => c
-            .iter()
-            .flat_map(|r| r.start()..=r.end())
-            .map(|ch| u8::try_from(ch).ok().filter(u8::is_ascii))
-            .take(MAX_WORDS + 1)
-            .collect::<Option<Vec<u8>>>()
-            .filter(|b| b.len() <= MAX_WORDS),
     }
 }
 

@@ -7,7 +7,7 @@
 mod sides;
 
 use regex_syntax::hir::literal::{ExtractKind, Extractor};
-use regex_syntax::hir::{Hir, HirKind, Look};
+use regex_syntax::hir::{Class, Hir, HirKind, Look};
 use sides::sides_of;
 pub use sides::{ANY_SIDES, Sides};
 
@@ -96,7 +96,13 @@ fn conjunct_sets(hir: &Hir) -> Vec<(Vec<Vec<u8>>, bool)> {
         set.sort();
         set.dedup();
     });
-    out.dedup();
+    // One entry per set; spelled by a run anywhere, it admits any neighbours.
+    out.sort();
+    out.dedup_by(|later, kept| {
+        let same = later.0 == kept.0;
+        kept.1 |= same && later.1;
+        same
+    });
     // Longest literals first: they reject most.
     out.sort_by_key(|(set, _)| std::cmp::Reverse(set.iter().map(Vec::len).min().unwrap_or(0)));
     out.truncate(MAX_CONJUNCTS);
@@ -142,6 +148,18 @@ fn sets_of(hir: &Hir) -> Vec<(Vec<Vec<u8>>, bool)> {
     }
 }
 
+/// The bytes a class matches as rules are compiled (over bytes): a class of bytes, or of ASCII
+/// characters (regex-syntax writes `(m|x)` as one); `None` for a class with other characters.
+pub fn class_bytes(c: &Class) -> Option<Vec<u8>> {
+    match c {
+        Class::Bytes(c) => Some(c.iter().flat_map(|r| r.start()..=r.end()).collect()),
+        // In order, so the first character past ASCII ends the walk.
+        Class::Unicode(c) => {
+            c.iter().flat_map(|r| r.start()..=r.end()).map(|ch| u8::try_from(ch).ok().filter(u8::is_ascii)).collect()
+        }
+    }
+}
+
 /// Most bytes a class may match to stand in a run (`(?i:u)` is `[Uu]`).
 const RUN_CLASS: usize = 2;
 
@@ -154,10 +172,7 @@ fn runs(subs: &[Hir]) -> Vec<Vec<Vec<u8>>> {
     fn positions(hir: &Hir) -> Option<Vec<Vec<u8>>> {
         match hir.kind() {
             HirKind::Literal(lit) => Some(lit.0.iter().map(|&b| vec![b]).collect()),
-            HirKind::Class(regex_syntax::hir::Class::Bytes(c)) => {
-                let bytes: Vec<u8> = c.iter().flat_map(|r| r.start()..=r.end()).take(RUN_CLASS + 1).collect();
-                (bytes.len() <= RUN_CLASS).then(|| vec![bytes])
-            }
+            HirKind::Class(c) => class_bytes(c).filter(|b| b.len() <= RUN_CLASS).map(|b| vec![b]),
             HirKind::Capture(c) => positions(&c.sub),
             _ => None,
         }
@@ -422,6 +437,12 @@ mod tests {
         // A class of more than two bytes ends a run; a run without a class is a literal already.
         assert!(conjuncts(r"a[xyz]b").is_empty());
         assert_eq!(conjuncts(r"-[rR]\s"), vec![vec![b"-R".to_vec(), b"-r".to_vec()]]);
+        // regex-syntax writes `(m|x)` as a class of characters: its bytes stand in a run too.
+        assert!(
+            conjuncts(r"\sr(m|x)\s").contains(&vec![b"rm".to_vec(), b"rx".to_vec()]),
+            "{:?}",
+            conjuncts(r"\sr(m|x)\s")
+        );
     }
 
     #[test]

@@ -53,18 +53,10 @@ impl Side {
     }
 
     fn class(c: &regex_syntax::hir::Class) -> Side {
-        match c {
-            regex_syntax::hir::Class::Bytes(b) => {
-                let mut bytes = [0u64; 4];
-                for r in b.ranges() {
-                    for x in r.start()..=r.end() {
-                        bytes[usize::from(x >> 6)] |= 1 << (x & 63);
-                    }
-                }
-                Side { bytes, edge: false }
-            }
-            // Rules are compiled over bytes; a Unicode class may be any byte.
-            regex_syntax::hir::Class::Unicode(_) => Side { bytes: [u64::MAX; 4], edge: false },
+        match super::class_bytes(c) {
+            Some(matched) => matched.into_iter().map(Side::byte).fold(Side { bytes: [0; 4], edge: false }, Side::union),
+            // A class with characters past ASCII may be any byte of their encodings.
+            None => Side { bytes: [u64::MAX; 4], edge: false },
         }
     }
 }
