@@ -156,8 +156,8 @@ impl SideWalk {
             HirKind::Literal(lit) => {
                 let (b, a) = match (lit.0.first(), lit.0.last()) {
                     (Some(&first), Some(&last)) => (
-                        looks.0.map_or(before, |l| before.meet(bound_before(l, first))),
-                        looks.1.map_or(after, |l| after.meet(bound_after(l, last))),
+                        looks.0.map_or(before, |l| before.meet(bound(l, first, true))),
+                        looks.1.map_or(after, |l| after.meet(bound(l, last, false))),
                     ),
                     _ => (before, after),
                 };
@@ -232,22 +232,15 @@ fn word_side(word: bool) -> Side {
     Side { bytes, edge: !word }
 }
 
-/// What may stand before a literal that starts with `first` right after the assertion `look`.
-fn bound_before(look: Look, first: u8) -> Side {
-    match look {
-        Look::WordAscii => word_side(!is_word(first)),
-        Look::WordStartAscii | Look::WordStartHalfAscii => word_side(false),
-        Look::WordEndAscii => word_side(true),
-        _ => Side::ANY,
-    }
-}
-
-/// What may stand after a literal that ends with `last` right before the assertion `look`.
-fn bound_after(look: Look, last: u8) -> Side {
-    match look {
-        Look::WordAscii => word_side(!is_word(last)),
-        Look::WordEndAscii | Look::WordEndHalfAscii => word_side(false),
-        Look::WordStartAscii => word_side(true),
+/// What may stand on one side of a literal where the assertion `look` stands right there:
+/// before it (`before`, the literal starting with `edge`) or after it (ending with `edge`).
+/// The text's edge counts as no word byte.
+fn bound(look: Look, edge: u8, before: bool) -> Side {
+    match (look, before) {
+        (Look::WordAscii, _) => word_side(!is_word(edge)),
+        (Look::WordStartAscii | Look::WordStartHalfAscii, true)
+        | (Look::WordEndAscii | Look::WordEndHalfAscii, false) => word_side(false),
+        (Look::WordEndAscii, true) | (Look::WordStartAscii, false) => word_side(true),
         _ => Side::ANY,
     }
 }
@@ -373,6 +366,7 @@ mod tests {
             r"(^|;)\s*(\$\(|`)\s*(rm|del)\s|x\*$",
             r"\b(gpg|age)\s|x\b-(rm|e)\b",
             r"\b{start}(rm|-e)\b{end}|\b{start-half}del\b{end-half}",
+            r"x\b{end}-rm|-e-\b{start}x",
             r"(\bab)+cd\b|\b(-|x)?rm",
             r"(x(\$\(|`)rm|-e\s*(\$\(|`)\s*del|(?i:drop)\s(\$\(|`)(rm|del))",
             r"(\s(?i:drop)|x(?i:drop)\b)",
