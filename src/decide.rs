@@ -185,7 +185,9 @@ pub fn decide_with(policy: &Policy, analysis: &Analysis, scratch: &mut Scratch) 
                 hits.push(Hit { rule: i, unit, allowed_by: None });
             }
         }
-        if hits.len() > first && segment.is_some_and(|s| s.is_help()) {
+        // A word not known statically may be `--`, after which `--help` is one more operand
+        // (`kubectl delete ns prod "$x" --help` with `x=--` deletes prod).
+        if hits.len() > first && segment.is_some_and(|s| s.is_static && s.is_help()) {
             // `kubectl delete --help` prints text: only a deny still applies (docs/rules.md).
             let mut i = 0;
             hits.retain(|h| {

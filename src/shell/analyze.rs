@@ -779,10 +779,12 @@ fn is_known_program(text: &str) -> bool {
     plain_var && !base.is_empty() && !base.ends_with('/') && !base.contains(['$', '`', '(', ')', '{', '}'])
 }
 
-/// How many words `time` and its options take before the command it times: 0 without `time`.
+/// How many words `time`, its options and the assignments after them take before the command
+/// it times (`time -p X=1 g`): 0 without `time`.
 fn time_words(fields: &[Field]) -> usize {
     if fields.first().is_none_or(|f| f.dynamic || f.text != "time") {
         return 0;
     }
-    1 + fields[1..].iter().take_while(|f| !f.dynamic && matches!(f.text.as_str(), "-p" | "--")).count()
+    let options = fields[1..].iter().take_while(|f| !f.dynamic && matches!(f.text.as_str(), "-p" | "--")).count();
+    super::wrapper::skip_assignments(fields, 1 + options)
 }

@@ -209,6 +209,7 @@ impl Analyzer {
                                 b.push_value(&w.text, *quoted);
                                 if w.dynamic {
                                     b.mark_dynamic_since(n);
+                                    self.split_unknown |= !*quoted;
                                 }
                             }
                             continue;
@@ -251,6 +252,7 @@ impl Analyzer {
                             let n = b.fields.len();
                             b.push_value(&v, *quoted);
                             b.mark_dynamic_since(n);
+                            self.split_unknown |= !*quoted;
                         }
                         _ => {
                             let shown = match raw {

@@ -65,7 +65,7 @@ pub fn read_wrapper<'a>(p: &Program, words: &'a [Field]) -> (Reading<'a>, Option
 }
 
 /// Skips `NAME=value` words.
-fn skip_assignments(words: &[Field], mut i: usize) -> usize {
+pub(super) fn skip_assignments(words: &[Field], mut i: usize) -> usize {
     while words.get(i).is_some_and(|f| {
         f.text
             .split_once('=')
